@@ -1,0 +1,72 @@
+/**
+ * Defaults that change behaviour live here, in one place. Pure values only: this module is
+ * imported by workflow code (deterministic sandbox) as well as by the worker and the client.
+ */
+
+/** Task queue shared by the worker and the client; `TEMPORAL_TASK_QUEUE` overrides it at the edges. */
+export const DEFAULT_TASK_QUEUE = 'durable-agent';
+export const WORKFLOW_TYPE = 'agentWorkflow';
+export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
+export const DEFAULT_NAMESPACE = 'default';
+
+export const DEFAULT_MAX_ITERATIONS = 200;
+export const DEFAULT_MAX_TOKENS = 8192;
+/** The model used when the worker has an Anthropic key and the run names none. */
+export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-5-5';
+/** The offline model: a deterministic scripted agent that needs no network and costs nothing. */
+export const OFFLINE_MODEL = 'offline-demo';
+
+/** Text the run ends with when it hits max iterations and the summary call itself fails. */
+export const SUMMARY_FALLBACK_TEXT =
+  'The run reached its iteration limit and the closing summary could not be produced. ' +
+  'Inspect the run history for the work done so far.';
+/** Closing instruction sent (not recorded in the run's history) for the max-iterations summary. */
+export const SUMMARY_INSTRUCTION =
+  'You have reached the maximum number of iterations for this task and can no longer call tools. ' +
+  'Summarize what you accomplished, what remains unfinished, and any important findings, as your final answer.';
+
+/** Model activity timing. The call streams and heartbeats on events, so a hung request is found quickly. */
+export const MODEL_START_TO_CLOSE_TIMEOUT = '10 minutes';
+export const MODEL_HEARTBEAT_TIMEOUT = '60 seconds';
+export const MODEL_RETRY = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '60 seconds',
+  maximumAttempts: 10,
+} as const;
+
+/** Tool activity timing: bash may run up to 600 s, so the activity gets a little more. */
+export const TOOL_START_TO_CLOSE_TIMEOUT = '11 minutes';
+export const TOOL_HEARTBEAT_TIMEOUT = '30 seconds';
+export const TOOL_RETRY = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '30 seconds',
+  maximumAttempts: 3,
+} as const;
+
+/** Cap on any tool's text that reaches the model (and therefore the event history). */
+export const MAX_TOOL_OUTPUT_CHARS = 30_000;
+
+/** The workflow keeps at most this many progress events for `events` queries. */
+export const MAX_RETAINED_EVENTS = 1000;
+
+/** Stable, namespaced failure types raised at the activity boundary. */
+export const ErrorTypes = {
+  InvalidInput: 'DurableAgent.InvalidInput',
+  BadRequest: 'ModelError.BadRequest',
+  Authentication: 'ModelError.Authentication',
+  PermissionDenied: 'ModelError.PermissionDenied',
+  NotFound: 'ModelError.NotFound',
+  RequestTooLarge: 'ModelError.RequestTooLarge',
+  Unprocessable: 'ModelError.Unprocessable',
+  BillingLimit: 'ModelError.BillingLimit',
+  RateLimited: 'ModelError.RateLimited',
+  Overloaded: 'ModelError.Overloaded',
+  ServerError: 'ModelError.ServerError',
+  Connection: 'ModelError.Connection',
+  Timeout: 'ModelError.Timeout',
+  MalformedResponse: 'ModelError.MalformedResponse',
+  Unknown: 'ModelError.Unknown',
+  ScriptExhausted: 'ModelError.ScriptExhausted',
+} as const;

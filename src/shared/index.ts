@@ -1,0 +1,6 @@
+export * from './constants';
+export * from './messages';
+export * from './pricing';
+export * from './run';
+export * from './activities';
+export * from './definitions';

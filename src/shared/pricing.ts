@@ -1,0 +1,65 @@
+import type { Usage } from './messages';
+
+/** USD per million tokens. */
+export interface Price {
+  input: number;
+  cacheWrite: number;
+  cacheRead: number;
+  output: number;
+}
+
+interface PriceEntry {
+  /** Matches the model id exactly or as a prefix followed by `-` (dated snapshots). */
+  model: string;
+  price: Price;
+  /** A second price that applies when one request's total input exceeds `aboveInputTokens`. */
+  longContext?: { aboveInputTokens: number; price: Price };
+}
+
+const p = (input: number, cacheWrite: number, cacheRead: number, output: number): Price => ({
+  input,
+  cacheWrite,
+  cacheRead,
+  output,
+});
+
+/** The one price table (DESIGN.md §7). Unknown models have no price; their cost is unknown, never 0. */
+export const PRICE_TABLE: readonly PriceEntry[] = [
+  { model: 'claude-opus-5-5', price: p(4, 5, 0.2, 20) },
+  { model: 'claude-sonnet-5-5', price: p(2, 2.5, 0.1, 10) },
+  {
+    model: 'claude-haiku-5-5',
+    price: p(0.1, 0.125, 0.01, 0.5),
+    longContext: { aboveInputTokens: 100_000, price: p(0.5, 0.625, 0.05, 2.5) },
+  },
+  { model: 'claude-haiku-4-5', price: p(1, 1.25, 0.1, 5) },
+  { model: 'claude-sonnet-4-6', price: p(3, 3.75, 0.3, 15) },
+  { model: 'claude-opus-4', price: p(5, 6.25, 0.5, 25) },
+  // Offline models run locally and are genuinely free.
+  { model: 'offline', price: p(0, 0, 0, 0) },
+  { model: 'scripted', price: p(0, 0, 0, 0) },
+];
+
+function findEntry(model: string): PriceEntry | undefined {
+  return PRICE_TABLE.find((e) => model === e.model || model.startsWith(`${e.model}-`));
+}
+
+export function hasKnownPrice(model: string): boolean {
+  return findEntry(model) !== undefined;
+}
+
+/** Cost in USD of one request's usage, or `null` when the model's price is unknown. */
+export function costOf(model: string, usage: Usage): number | null {
+  const entry = findEntry(model);
+  if (!entry) return null;
+  const totalInput = usage.inputTokens + usage.cacheCreationInputTokens + usage.cacheReadInputTokens;
+  const price =
+    entry.longContext && totalInput > entry.longContext.aboveInputTokens ? entry.longContext.price : entry.price;
+  return (
+    (usage.inputTokens * price.input +
+      usage.cacheCreationInputTokens * price.cacheWrite +
+      usage.cacheReadInputTokens * price.cacheRead +
+      usage.outputTokens * price.output) /
+    1_000_000
+  );
+}

@@ -1,0 +1,31 @@
+import type { z } from 'zod';
+
+/** Whether running a tool twice could change the world twice. Decides how a crash is handled. */
+export type SideEffect = 'read_only' | 'mutating';
+
+export interface ToolContext {
+  /** Absolute path of the run's workspace; file tools are confined to it. */
+  workspace: string;
+  /** Aborted when the activity is cancelled (interrupt) or times out. */
+  signal: AbortSignal;
+  /** Report liveness to Temporal; long-running tools call it periodically. */
+  heartbeat: (details?: unknown) => void;
+  toolUseId: string;
+}
+
+/** What a tool implementation returns: text for the model, optionally marked as an error. */
+export type ToolOutput = string | { content: string; isError?: boolean };
+
+export interface Tool<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  inputSchema: S;
+  sideEffect: SideEffect;
+  execute(input: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+/** The normalised outcome of running a tool: always data, never an exception. */
+export interface ToolResult {
+  content: string;
+  isError: boolean;
+}
