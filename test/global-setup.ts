@@ -1,2 +1,45 @@
-// Placeholder until the Temporal test server wiring lands; DA_SKIP_TEMPORAL=1 skips it for unit-only runs.
-export default async function globalSetup(): Promise<void> {}
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { spawn } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { devServerArgs, waitUntilReachable } from '../src/server/dev-server';
+import { findTemporalCli } from '../src/server/temporal-cli';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/**
+ * Starts one real Temporal dev server (in memory, headless) and bundles the workflow code once for
+ * the whole test run. Tests read both from the environment. DA_SKIP_TEMPORAL=1 skips this for
+ * unit-only runs.
+ */
+export default async function globalSetup(): Promise<void> {
+  if (process.env.DA_SKIP_TEMPORAL === '1') return;
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'durable-agent-test-'));
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.resolve(__dirname, '..', 'src', 'workflows'),
+    logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} },
+  });
+  const bundlePath = path.join(dir, 'workflow-bundle.js');
+  await fs.writeFile(bundlePath, code);
+
+  const cli = await findTemporalCli({ log: (m) => console.log(`[global-setup] ${m}`) });
+  const address = `127.0.0.1:${await freePort()}`;
+  const child = spawn(cli, devServerArgs({ address, headless: true }), { stdio: ['ignore', 'ignore', 'inherit'] });
+  await waitUntilReachable(address, 60_000, child);
+
+  process.env.DA_TEST_TEMPORAL_ADDRESS = address;
+  process.env.DA_TEST_WORKFLOW_BUNDLE = bundlePath;
+  process.env.DA_TEST_TEMPORAL_CLI = cli;
+  (globalThis as Record<string, unknown>).__daTemporal = { child, dir };
+}

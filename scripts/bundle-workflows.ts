@@ -1,0 +1,23 @@
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * Bundles the workflow code once, so workers start without webpack. Run by `npm run build`
+ * (compiled to dist/scripts/) and writes dist/workflow-bundle.js.
+ */
+async function main(): Promise<void> {
+  const workflowsPath = path.resolve(__dirname, '..', 'src', 'workflows');
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  const target = path.resolve(__dirname, '..', 'workflow-bundle.js');
+  await fs.writeFile(target, code);
+  process.stdout.write(`workflow bundle: ${target} (${(code.length / 1024).toFixed(0)} KiB)\n`);
+}
+
+const noop = () => {};
+const quietLogger = { trace: noop, debug: noop, info: noop, warn: console.warn, error: console.error, log: noop };
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,113 @@
+import { Context } from '@temporalio/activity';
+import type { ModelResolver } from '../models/types';
+import type { ToolRegistry } from '../tools/registry';
+import type {
+  CallModelInput,
+  CallModelOutput,
+  ContentBlock,
+  Message,
+  RunToolInput,
+  RunToolOutput,
+  SummarizeRunInput,
+  SummarizeRunOutput,
+} from '../shared';
+import { textOf } from '../shared';
+import { outcomeUnknownMessage } from './outcome-unknown';
+
+export interface ActivityDeps {
+  /** Picks the model provider for a model id. */
+  models: ModelResolver;
+  /** The tools this worker can run; their JSON Schemas are sent to the model. */
+  tools: ToolRegistry;
+  /** Workspace for runs that name none (the worker's working directory by default). */
+  defaultWorkspace?: string;
+  /** How often tools heartbeat so cancellation reaches them (ms). */
+  toolHeartbeatIntervalMs?: number;
+}
+
+/**
+ * Activities are built by a factory so the worker passes real providers and tests pass scripted ones.
+ * Each activity receives and returns plain JSON only.
+ */
+export function createActivities(deps: ActivityDeps) {
+  const heartbeatEveryMs = deps.toolHeartbeatIntervalMs ?? 1000;
+
+  async function callModel(input: CallModelInput): Promise<CallModelOutput> {
+    const ctx = Context.current();
+    const provider = deps.models(input.model);
+    return provider.call(
+      {
+        model: input.model,
+        ...(input.system !== undefined ? { system: input.system } : {}),
+        messages: input.messages,
+        tools: deps.tools.specs(input.toolNames),
+        ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
+        maxTokens: input.maxTokens,
+      },
+      { signal: ctx.cancellationSignal, heartbeat: (d) => ctx.heartbeat(d) },
+    );
+  }
+
+  /**
+   * The closing call at the iteration limit. Tools stay defined (the history holds tool_use and
+   * tool_result blocks, which the API rejects without definitions) but `tool_choice: none` forbids
+   * new calls. The instruction is added to this request only; the run's history is not changed.
+   */
+  async function summarizeRun(input: SummarizeRunInput): Promise<SummarizeRunOutput> {
+    const ctx = Context.current();
+    const provider = deps.models(input.model);
+    const response = await provider.call(
+      {
+        model: input.model,
+        ...(input.system !== undefined ? { system: input.system } : {}),
+        messages: withClosingInstruction(input.messages, input.instruction),
+        tools: deps.tools.specs(input.toolNames),
+        toolChoice: { type: 'none' },
+        maxTokens: input.maxTokens,
+      },
+      { signal: ctx.cancellationSignal, heartbeat: (d) => ctx.heartbeat(d) },
+    );
+    return { text: textOf(response.content), response };
+  }
+
+  async function runTool(input: RunToolInput): Promise<RunToolOutput> {
+    const ctx = Context.current();
+    const workspace = input.workspace ?? deps.defaultWorkspace ?? process.cwd();
+    const tool = deps.tools.get(input.name);
+    // A mutating tool whose earlier attempt may have started (worker lost mid-call, timeout) is not
+    // re-run blindly: the model is told the outcome is unknown and can check and decide.
+    if (tool?.sideEffect === 'mutating' && ctx.info.attempt > 1) {
+      return { content: await outcomeUnknownMessage(input, workspace, ctx.info.attempt), isError: true };
+    }
+    const timer = setInterval(() => ctx.heartbeat(), heartbeatEveryMs);
+    try {
+      return await deps.tools.run(input.name, input.input, {
+        workspace,
+        signal: ctx.cancellationSignal,
+        heartbeat: (d) => ctx.heartbeat(d),
+        toolUseId: input.toolUseId,
+      });
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  return { callModel, summarizeRun, runTool };
+}
+
+export type Activities = ReturnType<typeof createActivities>;
+
+/** Appends the instruction to a copy of the conversation, merging into a trailing user turn. */
+function withClosingInstruction(messages: Message[], instruction: string): Message[] {
+  const copy = messages.slice();
+  const last = copy[copy.length - 1];
+  if (last?.role === 'user') {
+    const blocks: ContentBlock[] =
+      typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : [...last.content];
+    blocks.push({ type: 'text', text: instruction });
+    copy[copy.length - 1] = { role: 'user', content: blocks };
+  } else {
+    copy.push({ role: 'user', content: instruction });
+  }
+  return copy;
+}

@@ -1,0 +1,47 @@
+import type { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { connectClient } from '../client';
+import type { TemporalConfig } from '../config';
+import { isReachable, parseAddress, startBackgroundDevServer } from '../server/dev-server';
+import { connectWorker, createAgentWorker, defaultActivityDeps } from '../worker';
+
+function isLoopback(address: string): boolean {
+  const { host } = parseAddress(address);
+  return host === '127.0.0.1' || host === 'localhost' || host === '::1';
+}
+
+/**
+ * Connects to Temporal. When nothing answers at a loopback address, starts the embedded dev server
+ * in the background (SQLite persistence, Web UI on :8233) so a newcomer needs no other step.
+ */
+export async function ensureServer(config: TemporalConfig, out: (line: string) => void): Promise<Client> {
+  if (!(await isReachable(config.address))) {
+    if (!isLoopback(config.address)) {
+      throw new Error(
+        `No Temporal server answers at ${config.address} (TEMPORAL_ADDRESS). Check the address, ` +
+          'or unset it to use the embedded dev server.',
+      );
+    }
+    out(`No Temporal server at ${config.address}: starting the embedded dev server in the background…`);
+    const started = await startBackgroundDevServer({ address: config.address, namespace: config.namespace, log: out });
+    out(`Temporal dev server up (pid ${started.pid}, database ${started.dbFile}, log ${started.logFile})`);
+  }
+  return connectClient(config);
+}
+
+/** A worker inside the CLI process, for the one-command experience. It stops when the CLI is done. */
+export async function startInlineWorker(
+  config: TemporalConfig,
+  out: (line: string) => void,
+): Promise<{ worker: Worker; done: Promise<void> }> {
+  const connection = await connectWorker(config);
+  const worker = await createAgentWorker({
+    connection,
+    namespace: config.namespace,
+    taskQueue: config.taskQueue,
+    deps: defaultActivityDeps(),
+  });
+  out(`Worker started in this process on task queue '${config.taskQueue}'`);
+  const done = worker.run().finally(() => connection.close());
+  return { worker, done };
+}

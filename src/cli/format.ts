@@ -1,0 +1,91 @@
+import type { AgentRunResult, AgentRunState, RunEvent, Usage } from '../shared';
+import { describeToolCall } from '../workflows/summaries';
+
+const nf = new Intl.NumberFormat('en-US');
+
+export function formatCost(cost: number | null | undefined): string {
+  if (cost === null || cost === undefined) return 'cost unknown';
+  if (cost === 0) return '$0';
+  return cost < 0.01 ? `$${cost.toFixed(5)}` : `$${cost.toFixed(4)}`;
+}
+
+export function totalInput(usage: Usage): number {
+  return usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
+}
+
+export function formatUsage(usage: Usage): string {
+  const cache =
+    usage.cacheReadInputTokens || usage.cacheCreationInputTokens
+      ? ` (cache read ${nf.format(usage.cacheReadInputTokens)}, write ${nf.format(usage.cacheCreationInputTokens)})`
+      : '';
+  return `${nf.format(totalInput(usage))} in${cache} / ${nf.format(usage.outputTokens)} out tokens`;
+}
+
+function firstLine(text: string, max = 160): string {
+  const line = text.split('\n').find((l) => l.trim()) ?? '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** One progress line per event, or undefined for events that print nothing. */
+export function formatEvent(event: RunEvent): string | undefined {
+  switch (event.kind) {
+    case 'run_started':
+      return `● run started · model ${event.model} · max ${event.maxIterations} iterations`;
+    case 'model_call_started':
+      return undefined;
+    case 'model_call_finished': {
+      const said = event.text.trim() ? `\n  ${firstLine(event.text)}` : '';
+      return (
+        `◆ model call ${event.iteration} · ${formatUsage(event.usage)} · ${formatCost(event.costUsd)}` +
+        ` · ${event.stopReason ?? 'no stop reason'}${said}`
+      );
+    }
+    case 'model_call_failed':
+      return `✗ model call ${event.iteration} failed: ${event.error}`;
+    case 'tool_call_started':
+      return `  → ${describeToolCall(event.name, event.input)}`;
+    case 'tool_call_finished':
+      return `  ${event.isError ? '✗' : '✓'} ${event.name}: ${firstLine(event.preview, 120) || '(no output)'}`;
+    case 'notice':
+      return `  ! ${event.message}`;
+    case 'run_finished':
+      return undefined;
+    default: {
+      const unknown: never = event;
+      return JSON.stringify(unknown);
+    }
+  }
+}
+
+export function formatState(id: string, state: AgentRunState): string {
+  return [
+    `run         ${id}`,
+    `status      ${state.status}`,
+    `model       ${state.model}`,
+    `iteration   ${state.iteration} / ${state.maxIterations}`,
+    `tokens      ${formatUsage(state.usage)}`,
+    `cost        ${formatCost(state.costUsd)}${state.maxBudgetUsd !== undefined ? ` of ${formatCost(state.maxBudgetUsd)} budget` : ''}`,
+    `last stop   ${state.lastStopReason ?? '-'}`,
+    `tools       ${state.activeTools.length ? state.activeTools.join(', ') : '-'}`,
+  ].join('\n');
+}
+
+export function formatResult(result: AgentRunResult, link?: string): string {
+  const lines = [
+    '',
+    result.finalText.trim() || '(no final text)',
+    '',
+    `exit reason ${result.exitReason}${result.error ? ` (${result.error.message})` : ''}`,
+    `iterations  ${result.iterations}`,
+    `tokens      ${formatUsage(result.usage)}`,
+    `cost        ${formatCost(result.costUsd)}`,
+    `model       ${result.model}`,
+  ];
+  if (link) lines.push(`web ui      ${link}`);
+  return lines.join('\n');
+}
+
+/** The one-line reason printed on stderr when a run did not complete. */
+export function exitLine(result: AgentRunResult): string {
+  return `run ended '${result.exitReason}'${result.error ? `: ${result.error.message}` : ''}`;
+}

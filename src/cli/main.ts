@@ -1,0 +1,192 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { parseArgs } from 'node:util';
+import { connectClient, getRun, interruptRun, queryState, runResult } from '../client';
+import { temporalConfig } from '../config';
+import { isReachable, runForegroundDevServer, webUiLink } from '../server/dev-server';
+import { connectWorker, createAgentWorker, defaultActivityDeps } from '../worker';
+import { exitLine, formatResult, formatState } from './format';
+import { runCommand } from './run-command';
+
+const USAGE = `durable-agent: an LLM agent loop that runs as a durable Temporal workflow
+
+Usage:
+  durable-agent run "<prompt>" [--model M] [--max-iterations N] [--max-budget-usd X] [--max-tokens N]
+                               [--workspace DIR] [--system S] [--id ID] [--detach] [--json] [--no-inline-worker]
+  durable-agent status <id> [--json]
+  durable-agent interrupt <id> [--reason R]
+  durable-agent result <id> [--json]
+  durable-agent worker
+  durable-agent server [--ui-port N] [--db-filename FILE]
+
+Environment: TEMPORAL_ADDRESS (127.0.0.1:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_TASK_QUEUE
+(durable-agent), ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DURABLE_AGENT_MODEL, TEMPORAL_UI_URL.`;
+
+/** Raised for bad command lines: printed with the usage, exit code 2. */
+class UsageError extends Error {}
+
+function numberFlag(name: string, value: string | undefined, integer: boolean): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) {
+    throw new UsageError(`--${name} must be ${integer ? 'a whole number' : 'a number'}, got '${value}'`);
+  }
+  return n;
+}
+
+function requireId(positionals: string[], command: string): string {
+  const id = positionals[0];
+  if (!id) throw new UsageError(`'${command}' needs a run id: durable-agent ${command} <id>`);
+  return id;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const config = temporalConfig();
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  switch (command) {
+    case 'run': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: {
+          model: { type: 'string' },
+          'max-iterations': { type: 'string' },
+          'max-budget-usd': { type: 'string' },
+          'max-tokens': { type: 'string' },
+          workspace: { type: 'string' },
+          system: { type: 'string' },
+          id: { type: 'string' },
+          detach: { type: 'boolean', default: false },
+          json: { type: 'boolean', default: false },
+          'no-inline-worker': { type: 'boolean', default: false },
+        },
+      });
+      const prompt = positionals.join(' ');
+      if (!prompt.trim()) throw new UsageError('run needs a prompt: durable-agent run "<prompt>"');
+      return runCommand(
+        {
+          prompt,
+          model: values.model,
+          maxIterations: numberFlag('max-iterations', values['max-iterations'], true),
+          maxBudgetUsd: numberFlag('max-budget-usd', values['max-budget-usd'], false),
+          maxTokens: numberFlag('max-tokens', values['max-tokens'], true),
+          workspace: values.workspace,
+          systemPrompt: values.system,
+          id: values.id,
+          detach: values.detach ?? false,
+          json: values.json ?? false,
+          inlineWorker: !values['no-inline-worker'],
+        },
+        config,
+      );
+    }
+    case 'status': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { json: { type: 'boolean', default: false } },
+      });
+      const id = requireId(positionals, 'status');
+      const handle = getRun(await connectClient(config), id);
+      try {
+        const state = await queryState(handle);
+        say(values.json ? JSON.stringify({ workflowId: id, ...state }, null, 2) : formatState(id, state));
+      } catch (e) {
+        if (e instanceof WorkflowNotFoundError) throw e;
+        // The state query needs a worker; without one, report what the server knows.
+        const description = await handle.describe();
+        const fallback = { workflowId: id, status: description.status.name, note: `state query failed: ${(e as Error).message}` };
+        say(values.json ? JSON.stringify(fallback, null, 2) : `${id}: ${fallback.status} (${fallback.note})`);
+      }
+      return 0;
+    }
+    case 'interrupt': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { reason: { type: 'string' } },
+      });
+      const id = requireId(positionals, 'interrupt');
+      await interruptRun(getRun(await connectClient(config), id), values.reason);
+      say(`Interrupt sent to ${id}.`);
+      return 0;
+    }
+    case 'result': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { json: { type: 'boolean', default: false } },
+      });
+      const id = requireId(positionals, 'result');
+      const handle = getRun(await connectClient(config), id);
+      const result = await runResult(handle);
+      if (values.json) say(JSON.stringify(result, null, 2));
+      else say(formatResult(result, webUiLink(config.namespace, id)));
+      if (result.exitReason !== 'completed') process.stderr.write(`${exitLine(result)}\n`);
+      return result.exitReason === 'completed' ? 0 : 1;
+    }
+    case 'worker': {
+      parseArgs({ args: rest, options: {} });
+      const connection = await connectWorker(config);
+      const worker = await createAgentWorker({
+        connection,
+        namespace: config.namespace,
+        taskQueue: config.taskQueue,
+        deps: defaultActivityDeps(),
+      });
+      say(`Worker polling task queue '${config.taskQueue}' on ${config.address} (namespace ${config.namespace}).`);
+      say('SIGINT/SIGTERM shut it down gracefully.');
+      // The SDK installs SIGINT/SIGTERM handlers that shut the worker down gracefully.
+      await worker.run();
+      await connection.close();
+      return 0;
+    }
+    case 'server': {
+      const { values } = parseArgs({
+        args: rest,
+        options: { 'ui-port': { type: 'string' }, 'db-filename': { type: 'string' } },
+      });
+      if (await isReachable(config.address)) {
+        say(`A Temporal server already answers at ${config.address}.`);
+        return 0;
+      }
+      say(`Starting the Temporal dev server at ${config.address}; Web UI at http://127.0.0.1:${values['ui-port'] ?? 8233}`);
+      return runForegroundDevServer({
+        address: config.address,
+        namespace: config.namespace,
+        uiPort: numberFlag('ui-port', values['ui-port'], true),
+        dbFile: values['db-filename'],
+        log: say,
+      });
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      say(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      throw new UsageError(`unknown command '${command}'`);
+  }
+}
+
+/** Runs the CLI and exits with its code; errors become one readable line on stderr. */
+export function runCli(argv: string[]): void {
+  main(argv).then(
+    (code) => process.exit(code),
+    (e: unknown) => {
+      if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+        process.stderr.write(`error: ${(e as Error).message}\n\n${USAGE}\n`);
+        process.exit(2);
+      }
+      if (e instanceof WorkflowNotFoundError) {
+        process.stderr.write(`error: no such run: ${e.message}\n`);
+        process.exit(1);
+      }
+      process.stderr.write(`error: ${(e as Error).message ?? String(e)}\n`);
+      process.exit(1);
+    },
+  );
+}
+
+if (require.main === module) runCli(process.argv.slice(2));

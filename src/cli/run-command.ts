@@ -1,0 +1,146 @@
+import type { Worker } from '@temporalio/worker';
+import * as path from 'node:path';
+import { newRunId, queryEvents, runResult, startRun, interruptRun, type AgentHandle } from '../client';
+import type { TemporalConfig } from '../config';
+import { anthropicKeyPresent } from '../models';
+import { webUiLink } from '../server/dev-server';
+import type { AgentRunInput, AgentRunResult } from '../shared';
+import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL, parseRunInput } from '../shared';
+import { ensureServer, startInlineWorker } from './environment';
+import { exitLine, formatEvent, formatResult } from './format';
+
+export interface RunFlags {
+  prompt: string;
+  model?: string;
+  maxIterations?: number;
+  maxBudgetUsd?: number;
+  maxTokens?: number;
+  workspace?: string;
+  systemPrompt?: string;
+  id?: string;
+  detach: boolean;
+  json: boolean;
+  inlineWorker: boolean;
+}
+
+const err = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Chooses the model: the flag, then DURABLE_AGENT_MODEL, then Claude with a key or the offline model without. */
+export function chooseModel(flag?: string): { model: string; offline: boolean } {
+  const model = flag ?? process.env.DURABLE_AGENT_MODEL ?? (anthropicKeyPresent() ? DEFAULT_ANTHROPIC_MODEL : OFFLINE_MODEL);
+  return { model, offline: model.startsWith('offline') };
+}
+
+export async function runCommand(flags: RunFlags, config: TemporalConfig): Promise<number> {
+  // With --json, stdout carries only the result; everything else goes to stderr.
+  const out = flags.json ? err : (line: string) => process.stdout.write(`${line}\n`);
+  const { model, offline } = chooseModel(flags.model);
+  const input: AgentRunInput = {
+    prompt: flags.prompt,
+    model,
+    workspace: path.resolve(flags.workspace ?? process.cwd()),
+    ...(flags.maxIterations !== undefined ? { maxIterations: flags.maxIterations } : {}),
+    ...(flags.maxBudgetUsd !== undefined ? { maxBudgetUsd: flags.maxBudgetUsd } : {}),
+    ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
+    ...(flags.systemPrompt !== undefined ? { systemPrompt: flags.systemPrompt } : {}),
+  };
+  const parsed = parseRunInput(input);
+  if (!parsed.ok) {
+    err(parsed.error);
+    return 2;
+  }
+  if (offline) {
+    out(
+      `No ANTHROPIC_API_KEY: running on the offline scripted model '${model}' (a deterministic demo agent, no network, $0). ` +
+        'Set ANTHROPIC_API_KEY to use Claude.',
+    );
+  }
+
+  const client = await ensureServer(config, out);
+  let worker: Worker | undefined;
+  let workerDone: Promise<void> | undefined;
+  if (flags.inlineWorker && !flags.detach) {
+    ({ worker, done: workerDone } = await startInlineWorker(config, out));
+  }
+
+  try {
+    const workflowId = flags.id ?? newRunId();
+    const handle = await startRun(client, input, { workflowId, taskQueue: config.taskQueue });
+    const link = webUiLink(config.namespace, workflowId, handle.firstExecutionRunId);
+    out(`Started run ${workflowId} on task queue '${config.taskQueue}'`);
+    out(`Web UI: ${link}`);
+    if (flags.detach) {
+      out(`Detached. Follow it with: durable-agent result ${workflowId}`);
+      if (flags.json) process.stdout.write(`${JSON.stringify({ workflowId, runId: handle.firstExecutionRunId })}\n`);
+      return 0;
+    }
+    const result = await follow(handle, out);
+    if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else out(formatResult(result, link));
+    if (result.exitReason !== 'completed') err(exitLine(result));
+    return result.exitReason === 'completed' ? 0 : 1;
+  } finally {
+    if (worker) {
+      worker.shutdown();
+      await workerDone;
+    }
+  }
+}
+
+/**
+ * Prints the run's progress events as they happen, until it ends. Ctrl-C once interrupts the run
+ * (it ends promptly with what it has); a second Ctrl-C leaves at once.
+ */
+export async function follow(
+  handle: AgentHandle,
+  out: (line: string) => void,
+): Promise<AgentRunResult> {
+  let cursor = 0;
+  let interrupted = false;
+  const onSigint = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    out('Interrupting the run (Ctrl-C again to leave without waiting)…');
+    void interruptRun(handle, 'Ctrl-C from the CLI').catch((e: Error) => err(`interrupt failed: ${e.message}`));
+  };
+  process.on('SIGINT', onSigint);
+  const result = runResult(handle);
+  let finished = false;
+  void result.then(
+    () => (finished = true),
+    () => (finished = true),
+  );
+  try {
+    let failures = 0;
+    while (!finished) {
+      try {
+        const page = await queryEvents(handle, cursor);
+        failures = 0;
+        for (const event of page.events) {
+          const line = formatEvent(event);
+          if (line) out(line);
+        }
+        cursor = page.cursor;
+      } catch (e) {
+        // Queries need a worker; while none is up the run waits and so do we, saying why once.
+        if (++failures === 3) out(`(waiting for a worker to answer: ${(e as Error).message.split('\n')[0]})`);
+      }
+      await Promise.race([result.catch(() => undefined), sleep(300)]);
+    }
+    // Print whatever arrived between the last poll and the end.
+    try {
+      const page = await queryEvents(handle, cursor);
+      for (const event of page.events) {
+        const line = formatEvent(event);
+        if (line) out(line);
+      }
+    } catch {
+      // The final result below says everything that matters.
+    }
+    return await result;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,44 @@
+import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { temporalConfig, type TemporalConfig } from './config';
+import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage } from './shared';
+import { WORKFLOW_TYPE, eventsQuery, interruptSignal, stateQuery } from './shared';
+import type { agentWorkflow } from './workflows';
+
+export type AgentHandle = WorkflowHandle<typeof agentWorkflow>;
+
+export async function connectClient(config: TemporalConfig = temporalConfig()): Promise<Client> {
+  const connection = await Connection.connect({ address: config.address });
+  return new Client({ connection, namespace: config.namespace });
+}
+
+/** A readable, sortable id: `agent-20261122-031500-k3x9`. */
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `agent-${stamp}-${Math.random().toString(36).slice(2, 6)}`;
+}
+
+export async function startRun(
+  client: Client,
+  input: AgentRunInput,
+  options: { workflowId: string; taskQueue: string },
+): Promise<AgentHandle> {
+  return client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+    args: [input],
+    taskQueue: options.taskQueue,
+    workflowId: options.workflowId,
+    staticSummary: input.prompt.split('\n')[0]?.slice(0, 200),
+  });
+}
+
+export function getRun(client: Client, workflowId: string): AgentHandle {
+  return client.workflow.getHandle<typeof agentWorkflow>(workflowId);
+}
+
+export const queryState = (handle: AgentHandle): Promise<AgentRunState> => handle.query(stateQuery);
+export const queryEvents = (handle: AgentHandle, after: number): Promise<EventsPage> =>
+  handle.query(eventsQuery, { after });
+export const interruptRun = (handle: AgentHandle, reason?: string): Promise<void> =>
+  handle.signal(interruptSignal, reason !== undefined ? { reason } : {});
+export const runResult = (handle: AgentHandle): Promise<AgentRunResult> => handle.result();
+
+export { WorkflowNotFoundError };

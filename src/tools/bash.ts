@@ -1,0 +1,226 @@
+import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+import { z } from 'zod';
+import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
+import { defineTool } from './define-tool';
+import type { ToolContext, ToolResult } from './types';
+import { realWorkspace } from './workspace';
+
+/** Default and maximum time a command may run, in milliseconds. The tool activity allows 11 min. */
+export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
+export const BASH_MAX_TIMEOUT_MS = 600_000;
+/**
+ * Captured output is cut to this many characters. It stays a little below the registry's cap so the
+ * trailing exit-code / timeout lines are never the part that gets cut.
+ */
+export const BASH_MAX_OUTPUT_CHARS = MAX_TOOL_OUTPUT_CHARS - 256;
+/** How often a running command reports liveness; well inside the tool heartbeat timeout. */
+export const BASH_HEARTBEAT_INTERVAL_MS = 5_000;
+/** Time between SIGTERM and SIGKILL when a command is stopped, so it can clean up. */
+const KILL_GRACE_MS = 1_000;
+/**
+ * After the shell exits, how long to wait for background children that still hold its output
+ * pipes (`server &`) before returning without them.
+ */
+const PIPE_DRAIN_GRACE_MS = 1_000;
+
+/** Worker secrets a model-driven shell must not be able to print into the transcript. */
+const HIDDEN_ENV_VARS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'];
+
+const bashInput = z.strictObject({
+  command: z.string().min(1, 'command must be a non-empty shell command').describe('The shell command to run (bash -c).'),
+  timeout: z
+    .number()
+    .int()
+    .min(1)
+    .max(BASH_MAX_TIMEOUT_MS)
+    .optional()
+    .describe(
+      `Timeout in milliseconds (default ${BASH_DEFAULT_TIMEOUT_MS}, max ${BASH_MAX_TIMEOUT_MS}). ` +
+        'When it expires the command and all processes it started are killed.',
+    ),
+  description: z
+    .string()
+    .optional()
+    .describe('A short description of what the command does (5-10 words), shown to the operator.'),
+});
+
+/**
+ * Keeps the first and last parts of a stream of text and counts the rest, so a command that prints
+ * gigabytes costs bounded memory, and the model sees both how it started and how it ended.
+ */
+class OutputCollector {
+  private head = '';
+  private tail = '';
+  private total = 0;
+
+  constructor(
+    private readonly headMax: number,
+    private readonly tailMax: number,
+  ) {}
+
+  push(text: string): void {
+    if (!text) return;
+    this.total += text.length;
+    if (this.head.length < this.headMax) {
+      const room = this.headMax - this.head.length;
+      this.head += text.slice(0, room);
+      text = text.slice(room);
+    }
+    if (!text) return;
+    this.tail += text;
+    // Trim lazily (at twice the size) so repeated small writes don't copy the buffer every time.
+    if (this.tail.length > 2 * this.tailMax) this.tail = this.tail.slice(-this.tailMax);
+  }
+
+  get length(): number {
+    return this.total;
+  }
+
+  toString(): string {
+    const omitted = this.total - this.head.length - Math.min(this.tail.length, this.tailMax);
+    if (omitted <= 0) return this.head + this.tail;
+    return (
+      `${this.head}\n\n[… output truncated: ${omitted} of ${this.total} characters omitted …]\n\n` +
+      this.tail.slice(-this.tailMax)
+    );
+  }
+}
+
+/** Signal the whole process group; the group may already be gone, which is fine. */
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: every process in the group has exited already.
+  }
+}
+
+/** Options for {@link createBashTool}; tests shorten the intervals. */
+export interface BashToolOptions {
+  heartbeatIntervalMs?: number;
+  maxOutputChars?: number;
+}
+
+/**
+ * Run a command with `bash -c` in the workspace.
+ *
+ * Not a sandbox: the working directory is the workspace, but the shell can touch anything the worker
+ * user can. The command runs in its own process group (`detached`) so that a timeout or an
+ * interrupt kills everything it started, not just the shell.
+ */
+export function createBashTool(options: BashToolOptions = {}) {
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? BASH_HEARTBEAT_INTERVAL_MS;
+  const maxOutputChars = options.maxOutputChars ?? BASH_MAX_OUTPUT_CHARS;
+
+  return defineTool({
+    name: 'bash',
+    description:
+      'Run a shell command with bash in the workspace directory and return its combined stdout and stderr ' +
+      'followed by its exit code. Each call starts a fresh shell in the workspace (cd and variables do not ' +
+      'persist between calls); stdin is empty, so interactive commands fail. ' +
+      `Output longer than ${maxOutputChars} characters is cut in the middle. Commands are killed after the ` +
+      `timeout (default ${BASH_DEFAULT_TIMEOUT_MS / 1000} s). Prefer read_file, write_file, edit_file, glob ` +
+      'and grep for reading, editing and searching files. Processes left running in the background (&) should ' +
+      'redirect their output to a file: output arriving after the command returns is not captured.',
+    inputSchema: bashInput,
+    sideEffect: 'mutating',
+    async execute(input, ctx) {
+      return runCommand(input.command, input.timeout ?? BASH_DEFAULT_TIMEOUT_MS, ctx, {
+        heartbeatIntervalMs,
+        maxOutputChars,
+      });
+    },
+  });
+}
+
+async function runCommand(
+  command: string,
+  timeoutMs: number,
+  ctx: ToolContext,
+  options: Required<BashToolOptions>,
+): Promise<ToolResult> {
+  const cwd = await realWorkspace(ctx.workspace);
+  if (ctx.signal.aborted) return { content: 'Command was cancelled before it started.', isError: true };
+
+  const env: NodeJS.ProcessEnv = { ...process.env, PAGER: 'cat', GIT_PAGER: 'cat' };
+  for (const name of HIDDEN_ENV_VARS) delete env[name];
+
+  const started = Date.now();
+  const child = spawn('bash', ['-c', command], {
+    cwd,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
+  const headMax = Math.floor(options.maxOutputChars / 2);
+  const output = new OutputCollector(headMax, options.maxOutputChars - headMax);
+  // One decoder per stream so a multi-byte character split across chunks is not mangled.
+  for (const stream of [child.stdout, child.stderr]) {
+    const decoder = new StringDecoder('utf8');
+    stream.on('data', (chunk: Buffer) => output.push(decoder.write(chunk)));
+    stream.on('end', () => output.push(decoder.end()));
+  }
+
+  let stopReason: 'timeout' | 'cancelled' | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  const stop = (reason: 'timeout' | 'cancelled') => {
+    if (stopReason || child.pid === undefined) return;
+    stopReason = reason;
+    killGroup(child.pid, 'SIGTERM');
+    const pid = child.pid;
+    killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+  };
+
+  const timeoutTimer = setTimeout(() => stop('timeout'), timeoutMs);
+  const onAbort = () => stop('cancelled');
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  const heartbeatTimer = setInterval(
+    () => ctx.heartbeat({ tool: 'bash', elapsedMs: Date.now() - started, outputChars: output.length }),
+    options.heartbeatIntervalMs,
+  );
+
+  let exit: { code: number | null; signal: NodeJS.Signals | null };
+  try {
+    exit = await new Promise((resolve, reject) => {
+      let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+      let drainTimer: NodeJS.Timeout | undefined;
+      child.once('error', reject);
+      child.once('exit', (code, signal) => {
+        exited = { code, signal };
+        // Background children may keep the pipes open for ever; don't wait on them past a grace.
+        drainTimer = setTimeout(() => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+          resolve({ code, signal });
+        }, PIPE_DRAIN_GRACE_MS);
+      });
+      child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+        if (drainTimer) clearTimeout(drainTimer);
+        resolve(exited ?? { code, signal });
+      });
+    });
+  } finally {
+    clearTimeout(timeoutTimer);
+    clearInterval(heartbeatTimer);
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+  if (killTimer) {
+    // The shell is gone; finish the job at once so nothing a timed-out or cancelled command started
+    // (a child that ignored SIGTERM or closed its output) outlives the call.
+    clearTimeout(killTimer);
+    if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
+  }
+
+  const text = output.toString();
+  const body = text === '' ? '(no output)' : text.endsWith('\n') ? text.slice(0, -1) : text;
+  if (stopReason === 'timeout') {
+    return { content: `${body}\nCommand timed out after ${timeoutMs} ms and was killed.`, isError: true };
+  }
+  if (stopReason === 'cancelled') {
+    return { content: `${body}\nCommand was cancelled after ${Date.now() - started} ms and was killed.`, isError: true };
+  }
+  const status = exit.code !== null ? `Exit code: ${exit.code}` : `Killed by signal ${exit.signal ?? 'unknown'}`;
+  return { content: `${body}\n${status}`, isError: exit.code !== 0 };
+}

@@ -1,0 +1,43 @@
+/**
+ * Small text helpers shared by the tools: every tool reports to a model through a bounded amount
+ * of text, so truncation and line numbering are done the same way everywhere.
+ */
+
+/** Width of the line-number column in `cat -n` style output (as `cat -n` itself uses). */
+const LINE_NUMBER_WIDTH = 6;
+
+/** One `cat -n` style line: right-aligned number, a tab, the text. */
+export function numberedLine(lineNumber: number, text: string): string {
+  return `${String(lineNumber).padStart(LINE_NUMBER_WIDTH)}\t${text}`;
+}
+
+/** Cut one long line to `max` characters with a marker saying how much was dropped. */
+export function truncateLine(line: string, max: number): string {
+  if (line.length <= max) return line;
+  return `${line.slice(0, max)}… [line truncated: ${line.length - max} more characters]`;
+}
+
+/**
+ * Keep the start of `text` so that the result, note included, is at most `max` characters.
+ * The note says how much was cut, so the model knows the output is incomplete.
+ */
+export function truncateTail(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const note = (omitted: number) => `\n\n[Output truncated: ${omitted} of ${text.length} characters omitted.]`;
+  // The note's length depends on the number it prints; size it with the worst case first.
+  const keep = Math.max(0, max - note(text.length).length);
+  return text.slice(0, keep) + note(text.length - keep);
+}
+
+/** Split text into lines the way `cat` counts them: a trailing newline does not start a new line. */
+export function splitLines(text: string): string[] {
+  if (text === '') return [];
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** `1 line`, `2 lines`. */
+export function plural(n: number, word: string, pluralWord = `${word}s`): string {
+  return `${n} ${n === 1 ? word : pluralWord}`;
+}

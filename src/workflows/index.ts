@@ -1,0 +1,1 @@
+export { agentWorkflow } from './agent-workflow';

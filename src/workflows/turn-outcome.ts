@@ -1,0 +1,60 @@
+import type { ModelResponse, ToolUseBlock } from '../shared';
+import { isToolUse, textOf } from '../shared';
+
+/**
+ * What one model turn asks the loop to do next. Every stop reason maps to exactly one outcome,
+ * and the loop handles them with an exhaustive switch.
+ */
+export type TurnOutcome =
+  /** The model wants tools run; their results go back in one user message. */
+  | { kind: 'tools'; toolUses: ToolUseBlock[] }
+  /** The model gave its final answer. */
+  | { kind: 'final'; text: string }
+  /** The model refused; tool calls from this turn are never executed. */
+  | { kind: 'refused'; text: string }
+  /**
+   * The answer was cut at `max_tokens`. Tool calls in a truncated turn may be incomplete, so they
+   * are answered with errors instead of being run; a text-only turn is asked to continue.
+   */
+  | { kind: 'truncated'; toolUses: ToolUseBlock[] }
+  /** A long server-side turn was paused; sending the assistant turn back lets the model resume it. */
+  | { kind: 'paused' }
+  /** The conversation no longer fits the model's context window. */
+  | { kind: 'context_exceeded'; text: string };
+
+export function classifyTurn(response: ModelResponse): TurnOutcome {
+  const toolUses = response.content.filter(isToolUse);
+  const text = textOf(response.content);
+  switch (response.stopReason) {
+    case 'tool_use':
+      // A tool_use stop without tool_use blocks has nothing to run: treat it as an answer.
+      return toolUses.length > 0 ? { kind: 'tools', toolUses } : { kind: 'final', text };
+    case 'end_turn':
+    case 'stop_sequence':
+    case null:
+      return { kind: 'final', text };
+    case 'refusal':
+      return { kind: 'refused', text };
+    case 'max_tokens':
+      return { kind: 'truncated', toolUses };
+    case 'pause_turn':
+      return { kind: 'paused' };
+    case 'model_context_window_exceeded':
+      return { kind: 'context_exceeded', text };
+    default: {
+      const unexpected: never = response.stopReason;
+      return { kind: 'final', text: `${text}`.trim() || `(stopped: ${String(unexpected)})` };
+    }
+  }
+}
+
+/** The user message that asks the model to go on after a text answer was cut at `max_tokens`. */
+export const CONTINUE_AFTER_MAX_TOKENS =
+  'Your previous response was cut off because it reached the max_tokens limit. Continue exactly where you stopped.';
+
+export function truncatedToolCallError(maxTokens: number): string {
+  return (
+    `Error: this tool call was not run because your response reached the max_tokens limit (${maxTokens}) ` +
+    'and its arguments may be incomplete. Issue the call again, with smaller arguments if they were large.'
+  );
+}

@@ -1,0 +1,78 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ActivityDeps } from '../../src/activities';
+import type { ModelProvider } from '../../src/models/types';
+import { createDefaultRegistry } from '../../src/tools';
+import { createAgentWorker } from '../../src/worker';
+
+let runtimeInstalled = false;
+/** Keep worker logs quiet in tests; warnings and errors still show. */
+export function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
+
+export function testAddress(): string {
+  const address = process.env.DA_TEST_TEMPORAL_ADDRESS;
+  if (!address) throw new Error('No test Temporal server: run the suite with `npm test` (jest global setup starts it).');
+  return address;
+}
+
+export function testBundlePath(): string {
+  const bundle = process.env.DA_TEST_WORKFLOW_BUNDLE;
+  if (!bundle) throw new Error('No workflow bundle: run the suite with `npm test`.');
+  return bundle;
+}
+
+export interface TestEnv {
+  client: Client;
+  connection: Connection;
+  nativeConnection: NativeConnection;
+  close(): Promise<void>;
+}
+
+export async function connectTestEnv(): Promise<TestEnv> {
+  quietRuntime();
+  const connection = await Connection.connect({ address: testAddress() });
+  const nativeConnection = await NativeConnection.connect({ address: testAddress() });
+  return {
+    client: new Client({ connection }),
+    connection,
+    nativeConnection,
+    async close() {
+      await connection.close();
+      await nativeConnection.close();
+    },
+  };
+}
+
+export const uniqueQueue = (label: string) => `test-${label}-${randomUUID().slice(0, 8)}`;
+
+export async function tempWorkspace(prefix = 'ws'): Promise<string> {
+  return fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), `durable-agent-${prefix}-`)));
+}
+
+/**
+ * Runs `fn` while a real worker with the given model polls a fresh task queue. The worker uses
+ * the real built-in tools unless `deps.tools` overrides them.
+ */
+export async function withWorker<T>(
+  env: TestEnv,
+  options: { model: ModelProvider; deps?: Partial<ActivityDeps>; taskQueue?: string },
+  fn: (taskQueue: string) => Promise<T>,
+): Promise<T> {
+  const taskQueue = options.taskQueue ?? uniqueQueue('q');
+  const worker = await createAgentWorker({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    workflowBundlePath: testBundlePath(),
+    deps: { models: () => options.model, tools: createDefaultRegistry(), ...options.deps },
+  });
+  return worker.runUntil(fn(taskQueue));
+}
