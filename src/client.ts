@@ -1,4 +1,10 @@
-import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowNotFoundError,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
 import { temporalConfig, type TemporalConfig } from './config';
 import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage } from './shared';
 import { WORKFLOW_TYPE, eventsQuery, interruptSignal, stateQuery } from './shared';
@@ -21,7 +27,7 @@ export async function startRun(
   client: Client,
   input: AgentRunInput,
   options: { workflowId: string; taskQueue: string },
-): Promise<AgentHandle> {
+): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentWorkflow>> {
   return client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
     args: [input],
     taskQueue: options.taskQueue,
