@@ -5,7 +5,8 @@ export interface CallModelInput {
   model: string;
   system?: string;
   messages: Message[];
-  toolNames: string[];
+  /** Tools enabled for the run; undefined means every tool the worker has. */
+  toolNames?: string[];
   toolChoice?: ToolChoice;
   maxTokens: number;
 }

@@ -11,7 +11,6 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import {
-  BUILTIN_TOOL_NAMES,
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULTS,
   ErrorTypes,
@@ -86,7 +85,8 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
   const maxIterations = input.maxIterations ?? DEFAULTS.maxIterations;
   const maxTokens = input.maxTokens ?? DEFAULTS.maxTokens;
-  const toolNames = input.tools ?? [...BUILTIN_TOOL_NAMES];
+  // Undefined means every tool the worker has; a list restricts the run to those tools.
+  const toolNames = input.tools;
   if (input.maxBudgetUsd !== undefined && !hasKnownPrice(model)) {
     throw ApplicationFailure.nonRetryable(
       `Invalid run input: maxBudgetUsd cannot be enforced because the price of model '${model}' is unknown; ` +
@@ -153,6 +153,12 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   };
 
   const runOneTool = async (toolUse: ToolUseBlock): Promise<ToolResultBlock> => {
+    if (toolNames && !toolNames.includes(toolUse.name)) {
+      // Only tools enabled for this run may run, whatever the model asks for.
+      const content = `Error: Tool '${toolUse.name}' not found. Available tools: ${toolNames.join(', ')}.`;
+      emit({ kind: 'tool_call_finished', toolUseId: toolUse.id, name: toolUse.name, isError: true, preview: content });
+      return { type: 'tool_result', tool_use_id: toolUse.id, content, is_error: true };
+    }
     activeTools.set(toolUse.id, toolUse.name);
     emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: toolUse.input });
     let content: string;

@@ -1,0 +1,76 @@
+import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { ScriptedModel, text, toolUse } from '../src/models/scripted';
+import { WORKFLOW_TYPE } from '../src/shared';
+import type { agentWorkflow } from '../src/workflows';
+import { connectTestEnv, quietRuntime, tempWorkspace, testBundlePath, withWorker } from './support/temporal';
+
+/**
+ * Replay tests: histories of real runs, recorded once and committed, replayed against today's
+ * workflow code. A change that would break runs in flight (non-determinism) fails here; such a
+ * change must go behind `patched()`.
+ *
+ * Re-record (only when a history shape is intended to change): `npm run record-histories`.
+ */
+const HISTORIES = path.join(__dirname, 'histories');
+
+const recordOnly = process.env.DA_RECORD_HISTORIES === '1' ? test : test.skip;
+
+recordOnly('record: a multi-step run with parallel tools, an error result and a max-iterations summary', async () => {
+  const env = await connectTestEnv();
+  try {
+    const workspace = await tempWorkspace('record');
+    await fs.writeFile(path.join(workspace, 'README.md'), '# demo\nhello world\n');
+    const model = new ScriptedModel([
+      toolUse(
+        [
+          { id: 'toolu_01', name: 'glob', input: { pattern: '**/*' } },
+          { id: 'toolu_02', name: 'read_file', input: { path: 'README.md' } },
+          { id: 'toolu_03', name: 'nonexistent_tool', input: {} },
+        ],
+        { text: 'Looking around.', usage: { inputTokens: 120, outputTokens: 40 } },
+      ),
+      toolUse([{ id: 'toolu_04', name: 'write_file', input: { path: 'out/notes.txt', content: 'hello\n' } }], {
+        usage: { inputTokens: 300, outputTokens: 30 },
+      }),
+      toolUse([{ id: 'toolu_05', name: 'bash', input: { command: 'wc -c out/notes.txt' } }], {
+        usage: { inputTokens: 350, outputTokens: 20 },
+      }),
+      text('Summary: listed files, read the README, wrote notes.', { usage: { inputTokens: 400, outputTokens: 15 } }),
+    ]);
+    const workflowId = `recorded-multi-step-${Date.now()}`;
+    await withWorker(env, { model }, async (taskQueue) => {
+      const handle = await env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+        taskQueue,
+        workflowId,
+        args: [{ prompt: 'Explore and take notes', model: 'scripted-demo', workspace, maxIterations: 3 }],
+      });
+      const result = await handle.result();
+      expect(result.exitReason).toBe('max_iterations');
+    });
+    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    await fs.mkdir(HISTORIES, { recursive: true });
+    await fs.writeFile(path.join(HISTORIES, 'multi-step-max-iterations.json'), historyToJSON(history));
+  } finally {
+    await env.close();
+  }
+});
+
+test('recorded histories replay without non-determinism against the current workflow code', async () => {
+  quietRuntime();
+  const files = (await fs.readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort();
+  expect(files.length).toBeGreaterThan(0);
+  const histories = await Promise.all(
+    files.map(async (file) => ({
+      workflowId: file,
+      history: historyFromJSON(JSON.parse(await fs.readFile(path.join(HISTORIES, file), 'utf8'))),
+    })),
+  );
+  const failures: string[] = [];
+  for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: testBundlePath() } }, histories)) {
+    if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
+  }
+  expect(failures).toEqual([]);
+});

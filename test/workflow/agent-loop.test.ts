@@ -1,0 +1,371 @@
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { ScriptedModel, fail, text, toolUse } from '../../src/models/scripted';
+import type { ModelProvider } from '../../src/models/types';
+import type { AgentRunInput, AgentRunState, Message, ToolResultBlock } from '../../src/shared';
+import { SUMMARY_FALLBACK_TEXT, SUMMARY_INSTRUCTION, WORKFLOW_TYPE, interruptSignal, stateQuery } from '../../src/shared';
+import { createDefaultRegistry } from '../../src/tools';
+import type { agentWorkflow } from '../../src/workflows';
+import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+
+let env: TestEnv;
+let workspace: string;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+});
+afterAll(async () => {
+  await env?.close();
+});
+beforeEach(async () => {
+  workspace = await tempWorkspace('loop');
+});
+
+let counter = 0;
+const workflowId = (label: string) => `${label}-${Date.now()}-${++counter}`;
+
+function start(taskQueue: string, input: Partial<AgentRunInput> & { prompt?: string }, id = workflowId('run')) {
+  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+    taskQueue,
+    workflowId: id,
+    args: [{ prompt: 'do the thing', model: 'scripted-test', workspace, ...input }],
+  });
+}
+
+function toolResults(message: Message | undefined): ToolResultBlock[] {
+  if (!message || typeof message.content === 'string') throw new Error('expected a user message of tool results');
+  return message.content.filter((b): b is ToolResultBlock => b.type === 'tool_result');
+}
+
+async function scheduledActivities(id: string): Promise<string[]> {
+  const history = await env.client.workflow.getHandle(id).fetchHistory();
+  return (history.events ?? [])
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .filter((n): n is string => !!n);
+}
+
+/** Waits until the run's state satisfies `predicate` (queries are answered by the running worker). */
+async function waitForState(
+  handle: { query: (q: typeof stateQuery) => Promise<AgentRunState> },
+  predicate: (s: AgentRunState) => boolean,
+  timeoutMs = 15_000,
+): Promise<AgentRunState> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await handle.query(stateQuery);
+    if (predicate(state)) return state;
+    if (Date.now() > deadline) throw new Error(`state never matched; last: ${JSON.stringify(state)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(new Error('aborted'));
+    });
+  });
+
+test('a text-only reply completes the run with its text, usage and cost', async () => {
+  const model = new ScriptedModel([text('Hello there.', { usage: { inputTokens: 12, outputTokens: 4 } })]);
+  const id = workflowId('text');
+  const result = await withWorker(env, { model }, async (tq) => (await start(tq, { prompt: 'Say hello' }, id)).result());
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Hello there.', iterations: 1, model: 'scripted-test' });
+  expect(result.usage.inputTokens + result.usage.outputTokens).toBeGreaterThan(0);
+  expect(result.costUsd).toBe(0);
+  expect(model.requests).toHaveLength(1);
+  expect(model.requests[0]?.messages).toEqual([{ role: 'user', content: 'Say hello' }]);
+  expect(model.requests[0]?.tools.map((t) => t.name).sort()).toEqual(
+    ['bash', 'edit_file', 'glob', 'grep', 'read_file', 'write_file'].sort(),
+  );
+  expect(await scheduledActivities(id)).toEqual(['callModel']);
+});
+
+test('one tool round trip: the tool runs in the workspace and its result reaches the model', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_w', name: 'write_file', input: { path: 'notes/a.txt', content: 'alpha\nbeta\n' } }]),
+    text('Wrote it.'),
+  ]);
+  const id = workflowId('roundtrip');
+  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {}, id)).result());
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Wrote it.', iterations: 2 });
+  expect(await fs.readFile(path.join(workspace, 'notes/a.txt'), 'utf8')).toBe('alpha\nbeta\n');
+  const second = model.requests[1];
+  expect(second?.messages).toHaveLength(3);
+  expect(second?.messages[1]?.role).toBe('assistant');
+  const [res] = toolResults(second?.messages[2]);
+  expect(res).toMatchObject({ tool_use_id: 'toolu_w' });
+  expect(res?.is_error).toBeUndefined();
+  expect(res?.content).toMatch(/Wrote 11 bytes/);
+  expect(await scheduledActivities(id)).toEqual(['callModel', 'runTool', 'callModel']);
+});
+
+test('three parallel tool calls come back in one user message, keyed by id, in tool_use order', async () => {
+  await fs.writeFile(path.join(workspace, 'one.txt'), 'first file\n');
+  await fs.writeFile(path.join(workspace, 'two.txt'), 'second file\n');
+  const model = new ScriptedModel([
+    toolUse([
+      // The slowest call first: results must still follow tool_use order, not completion order.
+      { id: 'toolu_slow', name: 'bash', input: { command: 'sleep 1; echo slow-done' } },
+      { id: 'toolu_r1', name: 'read_file', input: { path: 'one.txt' } },
+      { id: 'toolu_r2', name: 'read_file', input: { path: 'two.txt' } },
+    ]),
+    text('done'),
+  ]);
+  const id = workflowId('parallel');
+  const startedAt = Date.now();
+  await withWorker(env, { model }, async (tq) => (await start(tq, {}, id)).result());
+  const results = toolResults(model.requests[1]?.messages[2]);
+  expect(results.map((r) => r.tool_use_id)).toEqual(['toolu_slow', 'toolu_r1', 'toolu_r2']);
+  expect(results[0]?.content).toContain('slow-done');
+  expect(results[1]?.content).toContain('first file');
+  expect(results[2]?.content).toContain('second file');
+  expect(model.requests[1]?.messages).toHaveLength(3);
+
+  // Parallel: all three were scheduled before any of them completed.
+  const history = await env.client.workflow.getHandle(id).fetchHistory();
+  const kinds = (history.events ?? [])
+    .map((e) =>
+      e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool'
+        ? 'scheduled'
+        : e.activityTaskCompletedEventAttributes
+          ? 'completed'
+          : undefined,
+    )
+    .filter(Boolean);
+  // callModel completed, then 3 scheduled, then completions.
+  expect(kinds.slice(1, 4)).toEqual(['scheduled', 'scheduled', 'scheduled']);
+  expect(Date.now() - startedAt).toBeLessThan(20_000);
+});
+
+test('an unknown tool becomes an is_error result and the loop continues', async () => {
+  const model = new ScriptedModel([toolUse([{ id: 'toolu_x', name: 'teleport', input: {} }]), text('ok, no teleport')]);
+  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  expect(result.exitReason).toBe('completed');
+  const [res] = toolResults(model.requests[1]?.messages[2]);
+  expect(res?.is_error).toBe(true);
+  expect(res?.content).toMatch(/^Error: Tool 'teleport' not found/);
+  expect(res?.content).toContain('read_file');
+});
+
+test('a tool that exists but is not enabled for the run is refused like an unknown one', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_b', name: 'bash', input: { command: 'touch should-not-exist' } }]),
+    text('fine'),
+  ]);
+  const result = await withWorker(env, { model }, async (tq) => (await start(tq, { tools: ['read_file'] })).result());
+  expect(result.exitReason).toBe('completed');
+  expect(model.requests[0]?.tools.map((t) => t.name)).toEqual(['read_file']);
+  const [res] = toolResults(model.requests[1]?.messages[2]);
+  expect(res).toMatchObject({ is_error: true, content: "Error: Tool 'bash' not found. Available tools: read_file." });
+  await expect(fs.stat(path.join(workspace, 'should-not-exist'))).rejects.toThrow();
+});
+
+test('arguments failing the schema become an is_error result naming the field', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_bad', name: 'read_file', input: { path: 42 } }]),
+    text('I will fix my arguments'),
+  ]);
+  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  expect(result.exitReason).toBe('completed');
+  const [res] = toolResults(model.requests[1]?.messages[2]);
+  expect(res?.is_error).toBe(true);
+  expect(res?.content).toContain('path');
+});
+
+test('a tool that throws becomes an is_error result and the loop continues', async () => {
+  const tools = createDefaultRegistry();
+  tools.register({
+    name: 'explode',
+    description: 'always throws',
+    inputSchema: z.object({}),
+    sideEffect: 'read_only',
+    execute: async () => {
+      throw new Error('kaboom: the widget is on fire');
+    },
+  });
+  const model = new ScriptedModel([toolUse([{ id: 'toolu_e', name: 'explode', input: {} }]), text('noted')]);
+  const result = await withWorker(env, { model, deps: { tools } }, async (tq) => (await start(tq, {})).result());
+  expect(result.exitReason).toBe('completed');
+  const [res] = toolResults(model.requests[1]?.messages[2]);
+  expect(res?.is_error).toBe(true);
+  expect(res?.content).toContain('kaboom: the widget is on fire');
+});
+
+test('at maxIterations a summary call with tool_choice none closes the run without touching its history', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_1', name: 'glob', input: { pattern: '**/*' } }]),
+    toolUse([{ id: 'toolu_2', name: 'glob', input: { pattern: '*.md' } }]),
+    text('Summary: I globbed twice.'),
+  ]);
+  const result = await withWorker(env, { model }, async (tq) => (await start(tq, { maxIterations: 2 })).result());
+  expect(result).toMatchObject({ exitReason: 'max_iterations', finalText: 'Summary: I globbed twice.', iterations: 2 });
+  expect(model.requests).toHaveLength(3);
+  const summary = model.requests[2];
+  expect(summary?.toolChoice).toEqual({ type: 'none' });
+  expect(summary?.tools.length).toBeGreaterThan(0);
+  // The instruction rides on the last user turn of this request only.
+  const last = summary?.messages[summary.messages.length - 1];
+  expect(JSON.stringify(last)).toContain(SUMMARY_INSTRUCTION);
+  expect(summary?.messages).toHaveLength(5);
+  expect(JSON.stringify(model.requests[1]?.messages)).not.toContain(SUMMARY_INSTRUCTION);
+});
+
+test('when the summary call fails the run still ends with the fallback text', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_1', name: 'glob', input: { pattern: '*' } }]),
+    fail(ApplicationFailure.nonRetryable('summary model unavailable', 'ModelError.BadRequest')),
+  ]);
+  const result = await withWorker(env, { model }, async (tq) => (await start(tq, { maxIterations: 1 })).result());
+  expect(result).toMatchObject({ exitReason: 'max_iterations', finalText: SUMMARY_FALLBACK_TEXT, iterations: 1 });
+});
+
+test('when the budget is spent the run ends before the next model call', async () => {
+  // claude-sonnet-5-5: 100k in × $2/M + 10k out × $10/M = $0.30 per call.
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_1', name: 'glob', input: { pattern: '*' } }], {
+      usage: { inputTokens: 100_000, outputTokens: 10_000 },
+    }),
+    text('never reached'),
+  ]);
+  const result = await withWorker(env, { model }, async (tq) =>
+    (await start(tq, { model: 'claude-sonnet-5-5', maxBudgetUsd: 0.25 })).result(),
+  );
+  expect(result.exitReason).toBe('max_budget');
+  expect(result.costUsd).toBeCloseTo(0.3, 6);
+  expect(model.requests).toHaveLength(1);
+});
+
+test('an interrupt during a slow model call returns within seconds with status interrupted', async () => {
+  let aborted = false;
+  const slow: ModelProvider = {
+    name: 'slow',
+    async call(_req, ctx) {
+      const beat = setInterval(() => ctx.heartbeat(), 200);
+      try {
+        await sleep(60_000, ctx.signal);
+      } catch (e) {
+        aborted = true;
+        throw e;
+      } finally {
+        clearInterval(beat);
+      }
+      throw new Error('unreachable');
+    },
+  };
+  const result = await withWorker(env, { model: slow }, async (tq) => {
+    const handle = await start(tq, {});
+    await waitForState(handle, (s) => s.status === 'running');
+    await new Promise((r) => setTimeout(r, 500));
+    const sentAt = Date.now();
+    await handle.signal(interruptSignal, { reason: 'operator said stop' });
+    const res = await handle.result();
+    expect(Date.now() - sentAt).toBeLessThan(5_000);
+    const state = await handle.query(stateQuery);
+    expect(state.status).toBe('interrupted');
+    // The activity learns of the cancellation through its heartbeat and aborts its request.
+    const deadline = Date.now() + 5_000;
+    while (!aborted && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    return res;
+  });
+  expect(result.exitReason).toBe('interrupted');
+  expect(result.error?.message).toContain('operator said stop');
+  expect(aborted).toBe(true);
+});
+
+test('an interrupt during a long bash command kills it and ends the run', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_sleep', name: 'bash', input: { command: 'sleep 45; touch finished.txt' } }]),
+    text('never'),
+  ]);
+  const result = await withWorker(env, { model }, async (tq) => {
+    const handle = await start(tq, {});
+    await waitForState(handle, (s) => s.activeTools.includes('bash'));
+    await new Promise((r) => setTimeout(r, 500));
+    const sentAt = Date.now();
+    await handle.signal(interruptSignal, {});
+    const res = await handle.result();
+    expect(Date.now() - sentAt).toBeLessThan(5_000);
+    return res;
+  });
+  expect(result.exitReason).toBe('interrupted');
+  expect(model.requests).toHaveLength(1);
+  await new Promise((r) => setTimeout(r, 1500));
+  await expect(fs.stat(path.join(workspace, 'finished.txt'))).rejects.toThrow();
+});
+
+test('the state query reports iteration, usage, cost and running tools mid-run', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_1', name: 'bash', input: { command: 'sleep 3; echo ok' } }], { usage: { outputTokens: 9 } }),
+    text('done'),
+  ]);
+  await withWorker(env, { model }, async (tq) => {
+    const handle = await start(tq, { maxIterations: 7 });
+    const mid = await waitForState(handle, (s) => s.activeTools.length > 0);
+    expect(mid).toMatchObject({ status: 'running', iteration: 1, maxIterations: 7, activeTools: ['bash'], costUsd: 0 });
+    expect(mid.lastStopReason).toBe('tool_use');
+    expect(mid.usage.outputTokens).toBeGreaterThan(0);
+    await handle.result();
+    const end = await handle.query(stateQuery);
+    expect(end).toMatchObject({ status: 'completed', iteration: 2, activeTools: [] });
+  });
+});
+
+test('a refusal ends the run refused and its tool calls are never run', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_r', name: 'write_file', input: { path: 'x.txt', content: 'x' } }], { stopReason: 'refusal' }),
+  ]);
+  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  expect(result.exitReason).toBe('refused');
+  await expect(fs.stat(path.join(workspace, 'x.txt'))).rejects.toThrow();
+});
+
+test('max_tokens: possibly truncated tool calls are not run and the model is asked to retry', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_t', name: 'write_file', input: { path: 'cut.txt', content: 'partial' } }], {
+      stopReason: 'max_tokens',
+    }),
+    text('retrying later'),
+  ]);
+  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  expect(result.exitReason).toBe('completed');
+  const [res] = toolResults(model.requests[1]?.messages[2]);
+  expect(res).toMatchObject({ tool_use_id: 'toolu_t', is_error: true });
+  expect(res?.content).toContain('max_tokens');
+  await expect(fs.stat(path.join(workspace, 'cut.txt'))).rejects.toThrow();
+});
+
+test('invalid run input fails the run at once with a readable, non-retryable error', async () => {
+  const model = new ScriptedModel([]);
+  await withWorker(env, { model }, async (tq) => {
+    const handle = await env.client.workflow.start(WORKFLOW_TYPE, {
+      taskQueue: tq,
+      workflowId: workflowId('invalid'),
+      args: [{ prompt: '', maxIterations: 0, tools: ['teleport'] }],
+    });
+    const error = await handle.result().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const cause = (error as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause.type).toBe('DurableAgent.InvalidInput');
+    expect(cause.nonRetryable).toBe(true);
+    expect(cause.message).toMatch(/prompt/);
+    expect(cause.message).toMatch(/maxIterations: maxIterations must be at least 1/);
+    expect(cause.message).toMatch(/unknown tool 'teleport'; available tools: bash/);
+  });
+  expect(model.requests).toHaveLength(0);
+});
+
+test('a model failure that exhausts retries ends the run failed with the cause', async () => {
+  const model = new ScriptedModel([
+    fail(ApplicationFailure.create({ message: 'invalid x-api-key', type: 'ModelError.Authentication', nonRetryable: true })),
+  ]);
+  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  expect(result.exitReason).toBe('failed');
+  expect(result.error).toEqual({ type: 'ModelError.Authentication', message: 'invalid x-api-key' });
+  expect(model.requests).toHaveLength(1);
+});
