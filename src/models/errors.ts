@@ -100,7 +100,12 @@ export function classifyModelError(err: unknown, signal?: AbortSignal): Applicat
     return failure(ErrorTypes.Timeout, true, `Anthropic API request timed out: ${describeCause(err)}`, emptyDetails());
   }
   if (err instanceof APIConnectionError) {
-    return failure(ErrorTypes.Connection, true, `Anthropic API connection error: ${describeCause(err)}`, emptyDetails());
+    return failure(
+      ErrorTypes.Connection,
+      true,
+      `Anthropic API connection error: ${describeCause(err)}`,
+      emptyDetails(),
+    );
   }
   if (err instanceof APIError) return classifyApiError(err);
   return classifyOther(err);
@@ -141,7 +146,8 @@ export type HeaderSource = { get(name: string): string | null } | Record<string,
 
 function headerValue(headers: HeaderSource | null | undefined, name: string): string | undefined {
   if (!headers) return undefined;
-  if (typeof headers.get === 'function') return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+  if (typeof headers.get === 'function')
+    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
   const record = headers as Record<string, string | string[] | undefined>;
   const key = Object.keys(record).find((k) => k.toLowerCase() === name);
   const value = key === undefined ? undefined : record[key];
@@ -161,8 +167,11 @@ function classifyApiError(err: APIError): ApplicationFailure {
   if (status === null) {
     cls = (apiErrorType && API_ERROR_TYPE_CLASSES[apiErrorType]) || { type: ErrorTypes.Unknown, retryable: true };
   } else {
-    cls = STATUS_CLASSES[status] ??
-      (status >= 500 ? { type: ErrorTypes.ServerError, retryable: true } : { type: ErrorTypes.Unknown, retryable: true });
+    cls =
+      STATUS_CLASSES[status] ??
+      (status >= 500
+        ? { type: ErrorTypes.ServerError, retryable: true }
+        : { type: ErrorTypes.Unknown, retryable: true });
   }
   if (apiErrorType === 'billing_error' || (status === 429 && isSpendLimit(errorCode, apiMessage))) {
     cls = { type: ErrorTypes.BillingLimit, retryable: false };
@@ -189,7 +198,7 @@ function isSpendLimit(errorCode: string | null, apiMessage: string | null): bool
 function classifyOther(err: unknown): ApplicationFailure {
   const chain = causeChain(err);
   const summary = describeCause(err);
-  if (chain.some((e) => nameOf(e) === 'SyntaxError') || chain.some((e) => STREAM_PROTOCOL_ERROR.test(messageOf(e)))) {
+  if (chain.some((e) => nameOf(e) === 'SyntaxError' || STREAM_PROTOCOL_ERROR.test(messageOf(e)))) {
     return failure(
       ErrorTypes.MalformedResponse,
       true,
@@ -214,7 +223,7 @@ function classifyOther(err: unknown): ApplicationFailure {
 
 /** What the SDK's MessageStream says when the event sequence is broken or ends early. */
 const STREAM_PROTOCOL_ERROR =
-  /stream ended without producing|request ended without sending any chunks|Unexpected event order|Could not parse message into JSON/;
+  /stream ended without producing|request ended without sending any chunks|Unexpected event order|^SyntaxError: /;
 
 const CONNECTION_CODES = new Set([
   'ECONNRESET',
@@ -237,7 +246,8 @@ function isConnectionFailure(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
   // undici ends a body whose socket died with TypeError('terminated'), caused by 'other side closed'.
-  return /^terminated$|other side closed|socket hang up|fetch failed/i.test(messageOf(e));
+  // The SDK keeps that as the cause, or, for an error from another realm (jest), as "TypeError: terminated".
+  return /^(TypeError: )?terminated$|other side closed|socket hang up|fetch failed/i.test(messageOf(e));
 }
 
 function failure(type: ErrorType, retryable: boolean, message: string, details: ModelErrorDetails): ApplicationFailure {

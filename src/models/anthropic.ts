@@ -1,0 +1,197 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { Middleware } from '@anthropic-ai/sdk';
+import { ApplicationFailure } from '@temporalio/common';
+import { ErrorTypes } from '../shared/constants';
+import type { ContentBlock, ModelRequest, ModelResponse, StopReason } from '../shared/messages';
+import { classifyModelError } from './errors';
+import type { ModelCallContext, ModelProvider } from './types';
+
+type MessageStreamParams = Anthropic.MessageStreamParams;
+type ApiMessage = Anthropic.Message;
+
+export interface AnthropicProviderOptions {
+  /** Defaults to `ANTHROPIC_API_KEY` (read by the SDK). */
+  apiKey?: string;
+  /** Defaults to `ANTHROPIC_BASE_URL` (read by the SDK), then the public API. */
+  baseURL?: string;
+  /** SDK timeout until response headers arrive, ms. Default 10 minutes. */
+  timeoutMs?: number;
+  /**
+   * Abort the call when no bytes (events or pings) arrive for this long, ms, and fail it as a
+   * retryable `ModelError.Timeout`. Catches a stream that stalls mid-body, which neither the SDK
+   * timeout (headers only) nor a heartbeat timeout (the worker hears of it only on its next
+   * heartbeat, which a stalled stream never sends) would end. Default 90 s.
+   */
+  idleTimeoutMs?: number;
+  /** Minimum gap between heartbeats, ms. Default 1 s; Temporal throttles further. */
+  heartbeatIntervalMs?: number;
+  /**
+   * Send top-level `cache_control: {type: 'ephemeral'}` so the API caches the growing prefix of
+   * the conversation: an agent loop resends it every turn. Default true.
+   */
+  promptCaching?: boolean;
+  /** Use this client instead of building one (its own retry settings then apply). */
+  client?: Anthropic;
+}
+
+export const DEFAULT_IDLE_TIMEOUT_MS = 90_000;
+const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * The Anthropic Messages API as a `ModelProvider`. One attempt per call (`maxRetries: 0`):
+ * Temporal alone retries. The call streams, heartbeats as bytes arrive, aborts with the
+ * activity's signal, and throws only classified failures (see `errors.ts`).
+ */
+export class AnthropicProvider implements ModelProvider {
+  readonly name = 'anthropic';
+  readonly client: Anthropic;
+  private readonly idleTimeoutMs: number;
+  private readonly heartbeatIntervalMs: number;
+  private readonly promptCaching: boolean;
+
+  constructor(options: AnthropicProviderOptions = {}) {
+    this.client =
+      options.client ??
+      new Anthropic({
+        ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+        ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
+        maxRetries: 0,
+        timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      });
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 1000;
+    this.promptCaching = options.promptCaching ?? true;
+  }
+
+  async call(request: ModelRequest, ctx: ModelCallContext): Promise<ModelResponse> {
+    const params = toMessageParams(request, { promptCaching: this.promptCaching });
+
+    // Our own controller, so an idle stream can be aborted without pretending the activity was cancelled.
+    const controller = new AbortController();
+    const onCancel = () => controller.abort(ctx.signal.reason);
+    if (ctx.signal.aborted) onCancel();
+    else ctx.signal.addEventListener('abort', onCancel, { once: true });
+
+    let idleTimer: NodeJS.Timeout | undefined;
+    let idleFired = false;
+    const armIdle = () => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => {
+        idleFired = true;
+        controller.abort();
+      }, this.idleTimeoutMs);
+    };
+    let lastBeat = 0;
+    const onBytes = () => {
+      armIdle();
+      const now = Date.now();
+      if (now - lastBeat >= this.heartbeatIntervalMs) {
+        lastBeat = now;
+        ctx.heartbeat();
+      }
+    };
+
+    armIdle();
+    try {
+      const stream = this.client.messages.stream(params, {
+        signal: controller.signal,
+        middleware: [observeBytes(onBytes)],
+      });
+      const message = await stream.finalMessage();
+      return toModelResponse(message, stream.request_id ?? requestIdOf(message));
+    } catch (err) {
+      if (idleFired && !ctx.signal.aborted) {
+        throw ApplicationFailure.create({
+          type: ErrorTypes.Timeout,
+          message: `Anthropic API stream stalled: no data for ${Math.round(this.idleTimeoutMs / 1000)} s`,
+          nonRetryable: false,
+        });
+      }
+      throw classifyModelError(err, ctx.signal);
+    } finally {
+      clearTimeout(idleTimer);
+      ctx.signal.removeEventListener('abort', onCancel);
+    }
+  }
+}
+
+/**
+ * Map our request to Messages API params. Never sends temperature/top_p/top_k (rejected by current
+ * models); omits `tools` and `tool_choice` when there are no tools.
+ */
+export function toMessageParams(request: ModelRequest, options: { promptCaching?: boolean } = {}): MessageStreamParams {
+  const params: MessageStreamParams = {
+    model: request.model,
+    max_tokens: request.maxTokens,
+    // Our wire types mirror the API's shapes as plain JSON; blocks pass through untouched.
+    messages: request.messages as unknown as Anthropic.MessageParam[],
+  };
+  if (request.system) params.system = request.system;
+  if (request.tools.length > 0) {
+    params.tools = request.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      input_schema: t.input_schema as Anthropic.Tool.InputSchema,
+    }));
+    if (request.toolChoice) params.tool_choice = request.toolChoice;
+  }
+  if (options.promptCaching) params.cache_control = { type: 'ephemeral' };
+  return params;
+}
+
+/** The API message as a plain-JSON `ModelResponse`: content exactly as returned, thinking signatures untouched. */
+export function toModelResponse(message: ApiMessage, requestId?: string | null): ModelResponse {
+  if (!message || !Array.isArray(message.content)) {
+    throw ApplicationFailure.create({
+      type: ErrorTypes.MalformedResponse,
+      message: 'Anthropic API returned a message without a content array',
+      nonRetryable: false,
+    });
+  }
+  const usage = message.usage;
+  const response: ModelResponse = {
+    id: message.id,
+    model: message.model,
+    // JSON round trip: drops the SDK's non-enumerable helpers and lazy getters; only plain JSON crosses the activity boundary.
+    content: JSON.parse(JSON.stringify(message.content)) as ContentBlock[],
+    stopReason: (message.stop_reason ?? null) as StopReason | null,
+    usage: {
+      inputTokens: usage?.input_tokens ?? 0,
+      outputTokens: usage?.output_tokens ?? 0,
+      cacheReadInputTokens: usage?.cache_read_input_tokens ?? 0,
+      cacheCreationInputTokens: usage?.cache_creation_input_tokens ?? 0,
+    },
+  };
+  if (requestId) response.requestId = requestId;
+  return response;
+}
+
+/** `_request_id` is non-enumerable on SDK results. */
+function requestIdOf(message: unknown): string | undefined {
+  const id = (message as { _request_id?: unknown } | null)?._request_id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/**
+ * Calls `onBytes` for every chunk of the response body, pings included: the SDK drops `ping`
+ * events before they reach MessageStream listeners, yet they are the proof of life while the model
+ * thinks silently.
+ */
+function observeBytes(onBytes: () => void): Middleware {
+  return async (request, next) => {
+    const response = await next(request);
+    onBytes();
+    if (!response.body) return response;
+    const tap = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        onBytes();
+        controller.enqueue(chunk);
+      },
+    });
+    return new Response(response.body.pipeThrough(tap), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}
