@@ -11,10 +11,13 @@ export function numberedLine(lineNumber: number, text: string): string {
   return `${String(lineNumber).padStart(LINE_NUMBER_WIDTH)}\t${text}`;
 }
 
-/** Cut one long line to `max` characters with a marker saying how much was dropped. */
-export function truncateLine(line: string, max: number): string {
-  if (line.length <= max) return line;
-  return `${line.slice(0, max)}… [line truncated: ${line.length - max} more characters]`;
+/**
+ * Cut one long line to `max` characters with a marker saying how much was dropped. `fullLength`
+ * is the line's real length when the caller only kept its start (streamed reads).
+ */
+export function truncateLine(line: string, max: number, fullLength = line.length): string {
+  if (fullLength <= max) return line;
+  return `${line.slice(0, max)}… [line truncated: ${fullLength - max} more characters]`;
 }
 
 /**
