@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
+import { defineTool } from './define-tool';
+import { looksBinary, readLines, statRegularFile } from './files';
+import { numberedLine, plural, truncateLine } from './text';
+import { realWorkspace, resolveInWorkspace, workspaceRelative } from './workspace';
+
+/** Lines returned when the model does not pass `limit`. */
+export const READ_FILE_DEFAULT_LIMIT = 2000;
+/** Longer lines are cut, so one minified line cannot fill the whole answer. */
+export const READ_FILE_MAX_LINE_CHARS = 2000;
+/** Room kept free under the registry cap for the closing "more lines" note. */
+const NOTE_RESERVE_CHARS = 200;
+
+const readFileInput = z.strictObject({
+  path: z.string().min(1).describe('Path of the file to read, relative to the workspace (or absolute inside it).'),
+  offset: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('1-based line number to start reading from (default 1). Use it with limit to page through large files.'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(`Maximum number of lines to return (default ${READ_FILE_DEFAULT_LIMIT}).`),
+});
+
+/** Read a text file from the workspace, numbered like `cat -n`. */
+export function createReadFileTool() {
+  return defineTool({
+    name: 'read_file',
+    description:
+      'Read a text file in the workspace. Returns the lines in `cat -n` format: the line number, a tab, then ' +
+      `the line. Reads up to ${READ_FILE_DEFAULT_LIMIT} lines from the start by default; pass offset (1-based) and ` +
+      `limit to read other parts. Lines longer than ${READ_FILE_MAX_LINE_CHARS} characters are cut. When lines ` +
+      'remain, the output ends with a note giving the offset to continue from. Binary files are refused. ' +
+      'The line numbers and tab are not part of the file: leave them out of edit_file strings.',
+    inputSchema: readFileInput,
+    sideEffect: 'read_only',
+    async execute(input, ctx) {
+      const root = await realWorkspace(ctx.workspace);
+      const absolute = await resolveInWorkspace(ctx.workspace, input.path);
+      const shown = workspaceRelative(root, absolute);
+      const stat = await statRegularFile(absolute, shown);
+      if (stat.size === 0) return `File '${shown}' is empty.`;
+      if (await looksBinary(absolute)) {
+        throw new Error(`'${shown}' is a binary file (it contains NUL bytes); read_file only reads text files.`);
+      }
+
+      const offset = input.offset ?? 1;
+      const limit = input.limit ?? READ_FILE_DEFAULT_LIMIT;
+      const budget = MAX_TOOL_OUTPUT_CHARS - NOTE_RESERVE_CHARS;
+      const out: string[] = [];
+      let used = 0;
+      let lineNumber = 0;
+      // First line not shown, whether because of `limit` or because the output budget ran out.
+      let nextLine: number | undefined;
+      for await (const line of readLines(absolute, READ_FILE_MAX_LINE_CHARS)) {
+        lineNumber += 1;
+        if (lineNumber < offset || nextLine !== undefined) continue;
+        const rendered = numberedLine(lineNumber, truncateLine(line.text, READ_FILE_MAX_LINE_CHARS, line.length));
+        if (out.length >= limit || used + rendered.length + 1 > budget) {
+          nextLine = lineNumber;
+          continue;
+        }
+        out.push(rendered);
+        used += rendered.length + 1;
+      }
+
+      const total = lineNumber;
+      if (offset > total) {
+        return {
+          content: `Error: offset ${offset} is past the end of '${shown}', which has ${plural(total, 'line')}.`,
+          isError: true,
+        };
+      }
+      if (nextLine !== undefined) {
+        const remaining = total - nextLine + 1;
+        out.push(`… ${plural(remaining, 'more line')}; use offset=${nextLine} to continue.`);
+      }
+      return out.join('\n');
+    },
+  });
+}
