@@ -1,4 +1,4 @@
-import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import Anthropic, { AnthropicError, APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { AnthropicProvider } from '../../src/models/anthropic';
 import { classifyModelError, retryDelayFromHeaders, type ModelErrorDetails } from '../../src/models/errors';
@@ -18,7 +18,9 @@ let provider: AnthropicProvider;
 
 beforeAll(async () => {
   fake = await startFakeAnthropic();
-  provider = new AnthropicProvider({ apiKey: 'sk-test', baseURL: fake.url });
+  // The SDK logs malformed chunks with console.error; these tests provoke them on purpose.
+  const client = new Anthropic({ apiKey: 'sk-test', baseURL: fake.url, maxRetries: 0, logLevel: 'off' });
+  provider = new AnthropicProvider({ client });
 });
 
 afterAll(async () => {
@@ -272,6 +274,21 @@ describe('classifyModelError (unit)', () => {
     ) as ApplicationFailure;
     expect(failure).toMatchObject({ type: ErrorTypes.Authentication, nonRetryable: true });
     expect(failure.message).toContain('ANTHROPIC_API_KEY');
+  });
+
+  test('outside jest, a socket dying mid-body arrives as AnthropicError(terminated) with undici causes: Connection', () => {
+    const socket = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+    const err = new AnthropicError('terminated');
+    (err as { cause?: unknown }).cause = new TypeError('terminated', { cause: socket });
+    const failure = classifyModelError(err) as ApplicationFailure;
+    expect(failure).toMatchObject({ type: ErrorTypes.Connection, nonRetryable: false });
+    expect(failure.message).toBe('Anthropic API connection lost: terminated <- other side closed (UND_ERR_SOCKET)');
+  });
+
+  test('a JSON SyntaxError under an SDK error is a malformed response', () => {
+    const err = new AnthropicError('Unexpected token n in JSON');
+    (err as { cause?: unknown }).cause = new SyntaxError('Unexpected token n in JSON');
+    expect(classifyModelError(err)).toMatchObject({ type: ErrorTypes.MalformedResponse, nonRetryable: false });
   });
 
   test('an unlisted 4xx status is retryable Unknown (bounded by the retry policy)', () => {
