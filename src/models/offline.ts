@@ -1,0 +1,399 @@
+/**
+ * The offline demo model (`offline-demo`): what a newcomer without an API key runs, so
+ * `npm start -- "List the TypeScript files here and tell me which one is largest"` does real work.
+ *
+ * A small deterministic rule-based agent. It is stateless: every decision comes from the
+ * conversation it receives, so it behaves the same after a worker restart or on another worker.
+ *   turn 1: infer a glob from the prompt and call `glob`;
+ *   turn 2: if files were found, call `bash` with `wc -c -- <files…>` to measure them;
+ *   final:  answer in text: what it found, the largest file and its size, and that it is the demo model.
+ * Missing tools and tool errors end the run with a text answer that says so. With
+ * `tool_choice: none` (the max-iterations summary) it answers with text only.
+ */
+import type { ContentBlock, Message, ModelRequest, ModelResponse, ToolSpec, Usage } from '../shared/messages';
+import { cancellationFailure } from './errors';
+import type { ModelCallContext, ModelProvider } from './types';
+
+/** At most this many files are measured in one `wc -c` call. */
+export const OFFLINE_MAX_MEASURED_FILES = 200;
+/** At most this many files are listed in the final answer. */
+const LISTED_FILES = 15;
+
+const DISCLAIMER =
+  'This answer comes from the offline demo model, a small rule-based stand-in that runs without an API key: ' +
+  'it can only list files and measure them. Set ANTHROPIC_API_KEY to run the same durable loop with Claude.';
+
+export class OfflineDemoModel implements ModelProvider {
+  readonly name = 'offline';
+
+  async call(request: ModelRequest, ctx: ModelCallContext): Promise<ModelResponse> {
+    if (ctx.signal.aborted) throw cancellationFailure(ctx.signal);
+    const turn = decideOfflineTurn(request);
+    return {
+      id: `msg_offline_${hash(JSON.stringify(request.messages))}`,
+      model: request.model,
+      content: turn.content,
+      stopReason: turn.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn',
+      usage: estimateUsage(request, turn.content),
+    };
+  }
+}
+
+// ---- the plan: what to look for -------------------------------------------------------------
+
+export interface SearchPlan {
+  pattern: string;
+  /** How the answer names the files: "TypeScript files". */
+  label: string;
+}
+
+const LANGUAGES: Array<{ test: RegExp; pattern: string; label: string }> = [
+  { test: /\btype\s?script\b|\btsx?\b|\.tsx?\b/i, pattern: '**/*.ts', label: 'TypeScript files' },
+  { test: /\bjava\s?script\b|\bjsx?\b|\.[mc]?js\b/i, pattern: '**/*.{js,mjs,cjs}', label: 'JavaScript files' },
+  { test: /\bpython\b|\.py\b/i, pattern: '**/*.py', label: 'Python files' },
+  {
+    test: /\bgolang\b|\bgo\s+(files?|code|sources?|packages?|modules?)\b|\.go\b/i,
+    pattern: '**/*.go',
+    label: 'Go files',
+  },
+  { test: /\brust\b|\.rs\b/i, pattern: '**/*.rs', label: 'Rust files' },
+  { test: /\bmarkdown\b|\.md\b|\breadmes?\b|\bdocs\b|\bdocumentation\b/i, pattern: '**/*.md', label: 'Markdown files' },
+  { test: /\bjava\b(?!\s?script)|\.java\b/i, pattern: '**/*.java', label: 'Java files' },
+  { test: /\bruby\b|\.rb\b/i, pattern: '**/*.rb', label: 'Ruby files' },
+  { test: /\bc\+\+|\bcpp\b/i, pattern: '**/*.{cpp,cc,cxx,hpp,h}', label: 'C++ files' },
+  { test: /\b(shell|bash) scripts?\b|\.sh\b/i, pattern: '**/*.sh', label: 'shell scripts' },
+  { test: /\bjson\b/i, pattern: '**/*.json', label: 'JSON files' },
+  { test: /\bya?ml\b/i, pattern: '**/*.{yml,yaml}', label: 'YAML files' },
+  { test: /\bcss\b/i, pattern: '**/*.css', label: 'CSS files' },
+  { test: /\bhtml\b/i, pattern: '**/*.html', label: 'HTML files' },
+];
+
+/** Infer what to look for from the prompt: an explicit glob, an extension, a language, or everything. */
+export function planFromPrompt(prompt: string): SearchPlan {
+  const explicit = /(?:^|[\s`"'(])([\w.\-/{},]*\*[\w.\-/*{},]*)/.exec(prompt)?.[1];
+  if (explicit && /\w/.test(explicit)) return { pattern: explicit, label: 'files' };
+  const extension = /(?:^|\s)\*?\.([a-z0-9]{1,8}) files\b/i.exec(prompt)?.[1];
+  if (extension) return { pattern: `**/*.${extension.toLowerCase()}`, label: `.${extension.toLowerCase()} files` };
+  const language = LANGUAGES.find((l) => l.test.test(prompt));
+  if (language) return { pattern: language.pattern, label: language.label };
+  return { pattern: '**/*', label: 'files' };
+}
+
+// ---- reading the conversation ---------------------------------------------------------------
+
+interface ToolExchange {
+  input: Record<string, unknown>;
+  /** `undefined` when the result has not arrived (should not happen in a well-formed conversation). */
+  result?: { content: string; isError: boolean };
+}
+
+interface ConversationState {
+  prompt: string;
+  glob?: ToolExchange;
+  bash?: ToolExchange;
+}
+
+function textOfContent(content: Message['content']): string {
+  if (typeof content === 'string') return content;
+  return content
+    .filter((b) => b.type === 'text' && typeof (b as { text?: unknown }).text === 'string')
+    .map((b) => (b as { text: string }).text)
+    .join('\n');
+}
+
+function isTaskMessage(message: Message): boolean {
+  return message.role === 'user' && textOfContent(message.content).trim() !== '';
+}
+
+function toolResultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
+      .join('\n');
+  }
+  return '';
+}
+
+/**
+ * The task is the latest user message with text (tool results carry none); the glob and bash
+ * exchanges that follow it are the work done on it so far.
+ */
+function readConversation(messages: Message[]): ConversationState {
+  let taskIndex = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (isTaskMessage(messages[i]!)) {
+      taskIndex = i;
+      break;
+    }
+  }
+  const state: ConversationState = { prompt: taskIndex >= 0 ? textOfContent(messages[taskIndex]!.content) : '' };
+  const byId = new Map<string, ToolExchange>();
+  for (const message of messages.slice(taskIndex + 1)) {
+    if (typeof message.content === 'string') continue;
+    for (const block of message.content) {
+      if (message.role === 'assistant' && block.type === 'tool_use') {
+        const use = block as { id?: unknown; name?: unknown; input?: unknown };
+        const exchange: ToolExchange = { input: isRecord(use.input) ? use.input : {} };
+        if (typeof use.id === 'string') byId.set(use.id, exchange);
+        if (use.name === 'glob') state.glob = exchange;
+        if (use.name === 'bash') state.bash = exchange;
+      }
+      if (message.role === 'user' && block.type === 'tool_result') {
+        const result = block as { tool_use_id?: unknown; content?: unknown; is_error?: unknown };
+        const exchange = typeof result.tool_use_id === 'string' ? byId.get(result.tool_use_id) : undefined;
+        if (exchange) exchange.result = { content: toolResultText(result.content), isError: result.is_error === true };
+      }
+    }
+  }
+  return state;
+}
+
+// ---- parsing tool output --------------------------------------------------------------------
+
+export interface GlobListing {
+  files: string[];
+  /** Matches the tool found but did not list (its "… and N more files" note). */
+  unlisted: number;
+}
+
+/** Paths from the glob tool's output: one per line, with notes such as "No files match …" ignored. */
+export function parseGlobOutput(output: string): GlobListing {
+  const trimmed = output.trim();
+  if (trimmed.startsWith('[')) {
+    try {
+      const parsed: unknown = JSON.parse(trimmed);
+      if (Array.isArray(parsed))
+        return { files: parsed.filter((p): p is string => typeof p === 'string'), unlisted: 0 };
+    } catch {
+      // not JSON: read it as lines
+    }
+  }
+  let unlisted = 0;
+  const files: string[] = [];
+  for (const raw of trimmed.split('\n')) {
+    const line = raw.trim();
+    if (!line) continue;
+    const more = /^(?:…|\.\.\.)\s*and (\d+) more/i.exec(line);
+    if (more) {
+      unlisted += Number(more[1]);
+      continue;
+    }
+    if (/^no (files|matches)\b/i.test(line) || /^(exit code|error)\b/i.test(line) || /^[([…]/.test(line)) continue;
+    files.push(line);
+  }
+  return { files, unlisted };
+}
+
+export interface MeasuredFile {
+  path: string;
+  bytes: number;
+}
+
+/** Sizes from `wc -c` output (`  1234 path` per line), without the `total` line. */
+export function parseWcOutput(output: string, measured: readonly string[] = []): MeasuredFile[] {
+  const sizes: MeasuredFile[] = [];
+  for (const line of output.split('\n')) {
+    const match = /^\s*(\d+)\s+(.+?)\s*$/.exec(line);
+    if (!match) continue;
+    const path = match[2]!;
+    if (path === 'total' && !measured.includes('total')) continue;
+    sizes.push({ path, bytes: Number(match[1]) });
+  }
+  return sizes;
+}
+
+/** Single-quote for POSIX shells: `it's` → `'it'\''s'`. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+// ---- deciding the turn ----------------------------------------------------------------------
+
+export interface OfflineTurn {
+  content: ContentBlock[];
+}
+
+/** The whole policy: a pure function of the request. */
+export function decideOfflineTurn(request: ModelRequest): OfflineTurn {
+  const summary = request.toolChoice?.type === 'none';
+  // The summary request ends with a closing instruction; the task is the user message before it.
+  const messages =
+    summary && request.messages.length > 1 && isTaskMessage(request.messages[request.messages.length - 1]!)
+      ? request.messages.slice(0, -1)
+      : request.messages;
+  const state = readConversation(messages);
+  const plan = planFromPrompt(state.prompt);
+  const tools = new Map(request.tools.map((t) => [t.name, t]));
+  const say = (text: string): OfflineTurn => ({ content: [{ type: 'text', text }] });
+  const finish = (text: string): OfflineTurn => say(`${text}\n\n${DISCLAIMER}`);
+
+  if (!state.glob) {
+    if (summary)
+      return finish(`I stopped before looking for ${plan.label} matching \`${plan.pattern}\`; nothing was done yet.`);
+    const glob = tools.get('glob');
+    if (!glob) {
+      return finish(
+        `I would look for ${plan.label} matching \`${plan.pattern}\`, but this run has no \`glob\` tool ` +
+          `(available tools: ${listOrNone([...tools.keys()])}), so I cannot look at the workspace.`,
+      );
+    }
+    const intro = isFileTask(state.prompt)
+      ? `I'll look for ${plan.label} matching \`${plan.pattern}\`.`
+      : `Offline, I can only explore files, so I'll list the ${plan.label} in the workspace (\`${plan.pattern}\`).`;
+    return toolTurn(request, intro, 'glob', inputFor(glob, { pattern: plan.pattern }, ['pattern', 'glob']));
+  }
+
+  const pattern = typeof state.glob.input.pattern === 'string' ? state.glob.input.pattern : plan.pattern;
+  if (!state.glob.result) return finish(`I asked for ${plan.label} matching \`${pattern}\` but got no result back.`);
+  if (state.glob.result.isError) {
+    return finish(
+      `I tried to list ${plan.label} matching \`${pattern}\`, but the glob tool reported an error: ` +
+        `${firstLine(state.glob.result.content)}`,
+    );
+  }
+  const listing = parseGlobOutput(state.glob.result.content);
+  if (listing.files.length === 0) return finish(`No ${plan.label} match \`${pattern}\` in this workspace.`);
+  const found = `I found ${count(listing.files.length + listing.unlisted, plan.label)} matching \`${pattern}\``;
+
+  if (!state.bash) {
+    const bash = tools.get('bash');
+    if (summary || !bash) {
+      const why = summary
+        ? 'I stopped before measuring their sizes.'
+        : 'This run has no `bash` tool, so I could not measure their sizes.';
+      return finish(`${found}:\n${bulletList(listing.files)}\n\n${why}`);
+    }
+    const files = listing.files.slice(0, OFFLINE_MAX_MEASURED_FILES);
+    const command = `wc -c -- ${files.map(shellQuote).join(' ')}`;
+    const scope = files.length < listing.files.length + listing.unlisted ? ` (the first ${files.length})` : '';
+    return toolTurn(
+      request,
+      `${found}. Measuring their sizes${scope} with \`wc -c\`.`,
+      'bash',
+      inputFor(bash, { command, description: 'Measure file sizes in bytes' }, ['command', 'cmd']),
+    );
+  }
+
+  const measured = listing.files.slice(0, OFFLINE_MAX_MEASURED_FILES);
+  const sizes = state.bash.result ? parseWcOutput(state.bash.result.content, measured) : [];
+  if (sizes.length === 0) {
+    const why = state.bash.result
+      ? `measuring their sizes failed: ${firstLine(state.bash.result.content)}`
+      : 'measuring their sizes returned nothing';
+    return finish(`${found}, but ${why}\n\n${bulletList(listing.files)}`);
+  }
+  return finish(sizeReport(found, sizes, listing, state.bash.result?.isError === true));
+}
+
+function sizeReport(found: string, sizes: MeasuredFile[], listing: GlobListing, partial: boolean): string {
+  const bySize = [...sizes].sort((a, b) => b.bytes - a.bytes || a.path.localeCompare(b.path));
+  const largest = bySize[0]!;
+  const lines = bySize.slice(0, LISTED_FILES).map((f) => `- \`${f.path}\` — ${formatBytes(f.bytes)}`);
+  if (bySize.length > LISTED_FILES) lines.push(`- … and ${bySize.length - LISTED_FILES} more`);
+  const unmeasured = listing.files.length + listing.unlisted - sizes.length;
+  const notes: string[] = [];
+  if (unmeasured > 0)
+    notes.push(unmeasured === 1 ? '1 other file was not measured.' : `${unmeasured} other files were not measured.`);
+  if (partial && unmeasured <= 0) notes.push('The size command reported an error for some paths.');
+  return [
+    `${found}. Largest first:`,
+    lines.join('\n'),
+    '',
+    `The largest is \`${largest.path}\` at ${formatBytes(largest.bytes)}.`,
+    ...notes,
+  ].join('\n');
+}
+
+function toolTurn(request: ModelRequest, text: string, name: string, input: Record<string, unknown>): OfflineTurn {
+  return {
+    content: [
+      { type: 'text', text },
+      { type: 'tool_use', id: `toolu_offline_${hash(`${JSON.stringify(request.messages)}|${name}`)}`, name, input },
+    ],
+  };
+}
+
+/**
+ * Build a tool input that fits the tool's JSON Schema: each wanted value goes under the first of
+ * its candidate names the schema defines (or the first candidate when the schema lists none), and
+ * optional extras only when the schema knows them (tools may reject unknown keys).
+ */
+function inputFor(tool: ToolSpec, values: Record<string, string>, mainNames: string[]): Record<string, unknown> {
+  const properties = isRecord(tool.input_schema.properties) ? tool.input_schema.properties : {};
+  const known = Object.keys(properties);
+  const [mainKey, ...extraKeys] = Object.keys(values);
+  const input: Record<string, unknown> = {};
+  const mainName = mainNames.find((n) => known.includes(n)) ?? mainNames[0]!;
+  input[mainName] = values[mainKey!];
+  for (const key of extraKeys) if (known.includes(key)) input[key] = values[key];
+  return input;
+}
+
+// ---- small helpers --------------------------------------------------------------------------
+
+function isFileTask(prompt: string): boolean {
+  return (
+    /\bfiles?\b|\blist\b|\blargest\b|\bbiggest\b|\bsmallest\b|\bsizes?\b|\bfind\b|\bdirector(y|ies)\b|\bfolders?\b|\bcode\b|\bproject\b|\brepo/i.test(
+      prompt,
+    ) || LANGUAGES.some((l) => l.test.test(prompt))
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function bulletList(files: string[]): string {
+  const lines = files.slice(0, LISTED_FILES).map((f) => `- \`${f}\``);
+  if (files.length > LISTED_FILES) lines.push(`- … and ${files.length - LISTED_FILES} more`);
+  return lines.join('\n');
+}
+
+function count(n: number, label: string): string {
+  // "1 TypeScript files" → "1 TypeScript file"; labels are plural nouns.
+  return n === 1 ? `1 ${label.replace(/s$/, '')}` : `${n.toLocaleString('en-US')} ${label}`;
+}
+
+function listOrNone(names: string[]): string {
+  return names.length ? names.join(', ') : 'none';
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n').find((l) => l.trim() !== '') ?? '(no output)';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line.trim();
+}
+
+export function formatBytes(bytes: number): string {
+  const exact = `${bytes.toLocaleString('en-US')} ${bytes === 1 ? 'byte' : 'bytes'}`;
+  if (bytes < 1024) return exact;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]} (${exact})`;
+}
+
+/** Plausible token counts (about 4 characters a token) so progress output and usage totals move. */
+function estimateUsage(request: ModelRequest, content: ContentBlock[]): Usage {
+  const input = JSON.stringify([request.system ?? '', request.messages, request.tools]).length;
+  return {
+    inputTokens: Math.max(1, Math.ceil(input / 4)),
+    outputTokens: Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
+    cacheReadInputTokens: 0,
+    cacheCreationInputTokens: 0,
+  };
+}
+
+/** FNV-1a, 32 bit, as 8 hex digits: stable ids from the conversation. */
+function hash(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, '0');
+}
