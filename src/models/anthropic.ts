@@ -23,7 +23,12 @@ export interface AnthropicProviderOptions {
    * heartbeat, which a stalled stream never sends) would end. Default 90 s.
    */
   idleTimeoutMs?: number;
-  /** Minimum gap between heartbeats, ms. Default 1 s; Temporal throttles further. */
+  /**
+   * Heartbeat this often while the call is in flight, ms, bytes or not: Temporal delivers a cancel
+   * request only in reply to a heartbeat, so a silent request must keep heartbeating to learn it was
+   * interrupted. (Stalls are the idle timeout's job, not the heartbeat timeout's.) Also the minimum
+   * gap between heartbeats on bytes. Default 1 s; Temporal throttles further.
+   */
   heartbeatIntervalMs?: number;
   /**
    * Send top-level `cache_control: {type: 'ephemeral'}` so the API caches the growing prefix of
@@ -39,8 +44,9 @@ const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * The Anthropic Messages API as a `ModelProvider`. One attempt per call (`maxRetries: 0`):
- * Temporal alone retries. The call streams, heartbeats as bytes arrive, aborts with the
- * activity's signal, and throws only classified failures (see `errors.ts`).
+ * Temporal alone retries. The call streams, heartbeats (on bytes and on a timer), aborts with the
+ * activity's signal, fails a stalled stream after an idle timeout, and throws only classified
+ * failures (see `errors.ts`).
  */
 export class AnthropicProvider implements ModelProvider {
   readonly name = 'anthropic';
@@ -82,16 +88,20 @@ export class AnthropicProvider implements ModelProvider {
       }, this.idleTimeoutMs);
     };
     let lastBeat = 0;
-    const onBytes = () => {
-      armIdle();
+    const beat = () => {
       const now = Date.now();
       if (now - lastBeat >= this.heartbeatIntervalMs) {
         lastBeat = now;
         ctx.heartbeat();
       }
     };
+    const onBytes = () => {
+      armIdle();
+      beat();
+    };
 
     armIdle();
+    const keepAlive = setInterval(beat, Math.max(this.heartbeatIntervalMs, 50));
     try {
       const stream = this.client.messages.stream(params, {
         signal: controller.signal,
@@ -109,6 +119,7 @@ export class AnthropicProvider implements ModelProvider {
       }
       throw classifyModelError(err, ctx.signal);
     } finally {
+      clearInterval(keepAlive);
       clearTimeout(idleTimer);
       ctx.signal.removeEventListener('abort', onCancel);
     }

@@ -210,6 +210,24 @@ describe('AnthropicProvider: cancellation and stalls', () => {
     expect((error as CancelledFailure).message).toBe('CANCELLED');
   });
 
+  test('heartbeats on a timer while the request is silent, so a cancel request can reach it', async () => {
+    const silent = new AnthropicProvider({ apiKey: 'sk-test', baseURL: fake.url, heartbeatIntervalMs: 50 });
+    fake.enqueue({ kind: 'hang' });
+    const controller = new AbortController();
+    const ctx = context(controller.signal);
+    const call = silent.call(request(), ctx);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(ctx.beats).toBeGreaterThanOrEqual(4);
+    controller.abort();
+    await expect(call).rejects.toBeInstanceOf(CancelledFailure);
+    // The abort closed the HTTP request, and the timer stopped with the call.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fake.requests[0]!.closedAt).toBeDefined();
+    const beatsAfter = ctx.beats;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(ctx.beats).toBe(beatsAfter);
+  });
+
   test('aborting mid-stream (after some events) also rejects as a cancellation', async () => {
     fake.enqueue({ kind: 'hang', afterEvents: 3, message: { content: [{ type: 'text', text: 'partial' }] } });
     const controller = new AbortController();

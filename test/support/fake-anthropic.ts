@@ -93,6 +93,8 @@ export interface RecordedRequest {
   body: any;
   /** `Date.now()` when the request arrived: lets tests measure retry backoff. */
   receivedAt: number;
+  /** `Date.now()` when the connection closed or the response ended (e.g. the client aborted a hang). */
+  closedAt?: number;
 }
 
 export interface FakeAnthropic {
@@ -147,7 +149,9 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
       }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : (v ?? '');
-      requests.push({ method: req.method ?? '', path: req.url ?? '', headers, body, receivedAt });
+      const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers, body, receivedAt };
+      requests.push(recorded);
+      res.once('close', () => (recorded.closedAt = Date.now()));
       counter += 1;
       const path = (req.url ?? '').split('?')[0];
       if (req.method !== 'POST' || path !== '/v1/messages') {
