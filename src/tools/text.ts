@@ -44,3 +44,8 @@ export function splitLines(text: string): string[] {
 export function plural(n: number, word: string, pluralWord = `${word}s`): string {
   return `${n} ${n === 1 ? word : pluralWord}`;
 }
+
+/** A workspace-relative location in a sentence: `the workspace root` or `'src/app'`. */
+export function describeLocation(shown: string): string {
+  return shown === '.' ? 'the workspace root' : `'${shown}'`;
+}
