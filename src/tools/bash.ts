@@ -28,7 +28,10 @@ const PIPE_DRAIN_GRACE_MS = 1_000;
 const HIDDEN_ENV_VARS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'];
 
 const bashInput = z.strictObject({
-  command: z.string().min(1, 'command must be a non-empty shell command').describe('The shell command to run (bash -c).'),
+  command: z
+    .string()
+    .min(1, 'command must be a non-empty shell command')
+    .describe('The shell command to run (bash -c).'),
   timeout: z
     .number()
     .int()
@@ -219,7 +222,10 @@ async function runCommand(
     return { content: `${body}\nCommand timed out after ${timeoutMs} ms and was killed.`, isError: true };
   }
   if (stopReason === 'cancelled') {
-    return { content: `${body}\nCommand was cancelled after ${Date.now() - started} ms and was killed.`, isError: true };
+    return {
+      content: `${body}\nCommand was cancelled after ${Date.now() - started} ms and was killed.`,
+      isError: true,
+    };
   }
   const status = exit.code !== null ? `Exit code: ${exit.code}` : `Killed by signal ${exit.signal ?? 'unknown'}`;
   return { content: `${body}\n${status}`, isError: exit.code !== 0 };

@@ -68,7 +68,7 @@ function formatIssues(error: z.ZodError): string[] {
 
 function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
-  return typeof error === 'string' ? error : JSON.stringify(error) ?? String(error);
+  return typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error));
 }
 
 function cancelledResult(name: string, signal: AbortSignal): ToolResult {

@@ -9,7 +9,9 @@ const writeFileInput = z.strictObject({
   path: z
     .string()
     .min(1)
-    .describe('Path of the file to write, relative to the workspace (or absolute inside it). Missing folders are created.'),
+    .describe(
+      'Path of the file to write, relative to the workspace (or absolute inside it). Missing folders are created.',
+    ),
   content: z.string().describe('The complete new content of the file (UTF-8). Replaces any existing content.'),
 });
 

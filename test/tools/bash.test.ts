@@ -121,7 +121,10 @@ describe('bash tool', () => {
   test('a command that ignores SIGTERM is killed with SIGKILL', async () => {
     const pidFile = path.join(dir, 'stubborn-pgid');
     const started = Date.now();
-    const result = await run({ command: `trap '' TERM; echo $$ > ${pidFile}; sleep 30 & sleep 30; wait`, timeout: 300 });
+    const result = await run({
+      command: `trap '' TERM; echo $$ > ${pidFile}; sleep 30 & sleep 30; wait`,
+      timeout: 300,
+    });
     expect(result.content).toContain('Command timed out after 300 ms');
     expect(Date.now() - started).toBeLessThan(5000);
     const pgid = Number(readFileSync(pidFile, 'utf8').trim());
@@ -151,8 +154,14 @@ describe('bash tool', () => {
     const tool = createBashTool();
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
-    const output = await tool.execute({ command: 'echo before; sleep 30' }, makeContext(dir, { signal: controller.signal }));
-    expect(output).toEqual({ content: expect.stringMatching(/^before\nCommand was cancelled after \d+ ms and was killed\.$/), isError: true });
+    const output = await tool.execute(
+      { command: 'echo before; sleep 30' },
+      makeContext(dir, { signal: controller.signal }),
+    );
+    expect(output).toEqual({
+      content: expect.stringMatching(/^before\nCommand was cancelled after \d+ ms and was killed\.$/),
+      isError: true,
+    });
   });
 
   test('heartbeats while a command runs', async () => {

@@ -36,7 +36,9 @@ describe('edit_file', () => {
     writeFileSync(file('zero.txt'), 'function f() {\n  return 1;\n}\n');
     const result = await edit({ path: 'zero.txt', old_string: 'return 2;', new_string: 'return 3;' });
     expect(result.isError).toBe(true);
-    expect(result.content).toMatch(/^Error: old_string was not found in 'zero.txt'\. It must match the file exactly, including whitespace/);
+    expect(result.content).toMatch(
+      /^Error: old_string was not found in 'zero.txt'\. It must match the file exactly, including whitespace/,
+    );
     expect(readFileSync(file('zero.txt'), 'utf8')).toBe('function f() {\n  return 1;\n}\n');
   });
 
@@ -68,7 +70,9 @@ describe('edit_file', () => {
     writeFileSync(file('all.txt'), 'x = 1\ny = 2\nx = 1\nz = 3\nx = 1\n');
     const result = await edit({ path: 'all.txt', old_string: 'x = 1', new_string: 'x = 9', replace_all: true });
     expect(result.isError).toBe(false);
-    expect(result.content.split('\n')[0]).toBe('Edited all.txt: 3 replacements. Snippet of the result around the first edit:');
+    expect(result.content.split('\n')[0]).toBe(
+      'Edited all.txt: 3 replacements. Snippet of the result around the first edit:',
+    );
     expect(result.content).toContain(numbered(1, 'x = 9'));
     expect(readFileSync(file('all.txt'), 'utf8')).toBe('x = 9\ny = 2\nx = 9\nz = 3\nx = 9\n');
   });

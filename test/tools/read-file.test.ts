@@ -17,8 +17,14 @@ describe('read_file', () => {
     writeFileSync(path.join(dir, 'crlf.txt'), 'one\r\ntwo\r\n');
     writeFileSync(path.join(dir, 'empty.txt'), '');
     writeFileSync(path.join(dir, 'blank-lines.txt'), '\n\nx\n');
-    writeFileSync(path.join(dir, 'many.txt'), Array.from({ length: 2500 }, (_, i) => `line ${i + 1}`).join('\n') + '\n');
-    writeFileSync(path.join(dir, 'numbers.txt'), Array.from({ length: 2500 }, (_, i) => String(i + 1)).join('\n') + '\n');
+    writeFileSync(
+      path.join(dir, 'many.txt'),
+      Array.from({ length: 2500 }, (_, i) => `line ${i + 1}`).join('\n') + '\n',
+    );
+    writeFileSync(
+      path.join(dir, 'numbers.txt'),
+      Array.from({ length: 2500 }, (_, i) => String(i + 1)).join('\n') + '\n',
+    );
     writeFileSync(path.join(dir, 'long-line.txt'), `short\n${'y'.repeat(5000)}\nend\n`);
     writeFileSync(path.join(dir, 'binary.bin'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0x02]));
     writeFileSync(path.join(dir, 'wide.txt'), Array.from({ length: 100 }, () => 'z'.repeat(1000)).join('\n'));
@@ -46,7 +52,12 @@ describe('read_file', () => {
   test('offset and limit select a window, with a note when lines remain', async () => {
     const result = await read({ path: 'many.txt', offset: 10, limit: 3 });
     expect(result).toEqual({
-      content: [numbered(10, 'line 10'), numbered(11, 'line 11'), numbered(12, 'line 12'), '… 2488 more lines; use offset=13 to continue.'].join('\n'),
+      content: [
+        numbered(10, 'line 10'),
+        numbered(11, 'line 11'),
+        numbered(12, 'line 12'),
+        '… 2488 more lines; use offset=13 to continue.',
+      ].join('\n'),
       isError: false,
     });
   });
@@ -103,7 +114,10 @@ describe('read_file', () => {
   });
 
   test('an empty file says it is empty', async () => {
-    await expect(read({ path: 'empty.txt' })).resolves.toEqual({ content: "File 'empty.txt' is empty.", isError: false });
+    await expect(read({ path: 'empty.txt' })).resolves.toEqual({
+      content: "File 'empty.txt' is empty.",
+      isError: false,
+    });
   });
 
   test('a missing file is a clear error', async () => {
@@ -115,13 +129,18 @@ describe('read_file', () => {
 
   test('a directory is a clear error', async () => {
     const result = await read({ path: 'folder' });
-    expect(result).toEqual({ content: "Error: 'folder' is a directory, not a file. Use glob to list the files in it.", isError: true });
+    expect(result).toEqual({
+      content: "Error: 'folder' is a directory, not a file. Use glob to list the files in it.",
+      isError: true,
+    });
   });
 
   test('a binary file is refused', async () => {
     const result = await read({ path: 'binary.bin' });
     expect(result.isError).toBe(true);
-    expect(result.content).toBe("Error: 'binary.bin' is a binary file (it contains NUL bytes); read_file only reads text files.");
+    expect(result.content).toBe(
+      "Error: 'binary.bin' is a binary file (it contains NUL bytes); read_file only reads text files.",
+    );
   });
 
   test('absolute paths inside the workspace work and are shown relative', async () => {

@@ -99,7 +99,9 @@ describe('ToolRegistry', () => {
   test('input that is a string of invalid JSON is an error naming the tool and the accepted fields', async () => {
     const result = await registry.run('echo', '{"text": "unterminated', ctx());
     expect(result.isError).toBe(true);
-    expect(result.content).toMatch(/^Error: Invalid input for tool 'echo': the arguments are a string that is not valid JSON/);
+    expect(result.content).toMatch(
+      /^Error: Invalid input for tool 'echo': the arguments are a string that is not valid JSON/,
+    );
     expect(result.content).toContain('text (string, required)');
   });
 

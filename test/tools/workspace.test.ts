@@ -123,7 +123,9 @@ describe('file tools refuse to leave the workspace', () => {
       test(`${tool}: ${kind}`, async () => {
         const result = await registry.run(tool, input(make('secret.txt')), makeContext(ws));
         expect(result.isError).toBe(true);
-        expect(result.content).toMatch(/^Error: Path '.*' is outside the workspace .*; tools may only access files inside it\.$/);
+        expect(result.content).toMatch(
+          /^Error: Path '.*' is outside the workspace .*; tools may only access files inside it\.$/,
+        );
         expect(readFileSync(path.join(outside, 'secret.txt'), 'utf8')).toBe('TOP SECRET\n');
       });
     }

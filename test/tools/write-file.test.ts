@@ -39,7 +39,10 @@ describe('write_file', () => {
   test('writing onto a directory is a clear error', async () => {
     mkdirSync(path.join(dir, 'adir'));
     const result = await write({ path: 'adir', content: 'x' });
-    expect(result).toEqual({ content: "Error: 'adir' is a directory; give the path of a file to write.", isError: true });
+    expect(result).toEqual({
+      content: "Error: 'adir' is a directory; give the path of a file to write.",
+      isError: true,
+    });
   });
 
   test('content is required', async () => {
