@@ -1,6 +1,6 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { spawn } from 'node:child_process';
-import { promises as fs } from 'node:fs';
+import { openSync, promises as fs } from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -35,7 +35,9 @@ export default async function globalSetup(): Promise<void> {
 
   const cli = await findTemporalCli({ log: (m) => console.log(`[global-setup] ${m}`) });
   const address = `127.0.0.1:${await freePort()}`;
-  const child = spawn(cli, devServerArgs({ address, headless: true }), { stdio: ['ignore', 'ignore', 'inherit'] });
+  // The server's own log goes to a file: it is noisy at shutdown and rarely what a failing test needs.
+  const log = openSync(path.join(dir, 'temporal-server.log'), 'a');
+  const child = spawn(cli, devServerArgs({ address, headless: true }), { stdio: ['ignore', log, log] });
   await waitUntilReachable(address, 60_000, child);
 
   process.env.DA_TEST_TEMPORAL_ADDRESS = address;

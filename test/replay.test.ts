@@ -1,11 +1,12 @@
-import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { Worker } from '@temporalio/worker';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { execFileSync } from 'node:child_process';
+import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ScriptedModel, text, toolUse } from '../src/models/scripted';
 import { WORKFLOW_TYPE } from '../src/shared';
 import type { agentWorkflow } from '../src/workflows';
-import { connectTestEnv, quietRuntime, tempWorkspace, testBundlePath, withWorker } from './support/temporal';
+import { connectTestEnv, quietRuntime, tempWorkspace, testAddress, testBundlePath, withWorker } from './support/temporal';
 
 /**
  * Replay tests: histories of real runs, recorded once and committed, replayed against today's
@@ -50,27 +51,46 @@ recordOnly('record: a multi-step run with parallel tools, an error result and a 
       const result = await handle.result();
       expect(result.exitReason).toBe('max_iterations');
     });
-    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    // The CLI writes the canonical JSON history format (the same as the Web UI's download).
+    const cli = process.env.DA_TEST_TEMPORAL_CLI!;
+    const json = execFileSync(cli, ['workflow', 'show', '--workflow-id', workflowId, '--address', testAddress(), '--output', 'json']);
     await fs.mkdir(HISTORIES, { recursive: true });
-    await fs.writeFile(path.join(HISTORIES, 'multi-step-max-iterations.json'), historyToJSON(history));
+    await fs.writeFile(path.join(HISTORIES, 'multi-step-max-iterations.json'), json);
   } finally {
     await env.close();
   }
 });
 
-test('recorded histories replay without non-determinism against the current workflow code', async () => {
-  quietRuntime();
+async function loadHistories() {
   const files = (await fs.readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort();
-  expect(files.length).toBeGreaterThan(0);
-  const histories = await Promise.all(
+  return Promise.all(
     files.map(async (file) => ({
       workflowId: file,
       history: historyFromJSON(JSON.parse(await fs.readFile(path.join(HISTORIES, file), 'utf8'))),
     })),
   );
+}
+
+async function replayFailures(workflowBundle: { code: string } | { codePath: string }): Promise<string[]> {
+  quietRuntime();
   const failures: string[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: testBundlePath() } }, histories)) {
+  for await (const result of Worker.runReplayHistories({ workflowBundle }, await loadHistories())) {
     if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
   }
-  expect(failures).toEqual([]);
+  return failures;
+}
+
+test('recorded histories replay without non-determinism against the current workflow code', async () => {
+  expect((await loadHistories()).length).toBeGreaterThan(0);
+  expect(await replayFailures({ codePath: testBundlePath() })).toEqual([]);
+});
+
+test('the replay check catches a workflow change that would break runs in flight', async () => {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('./fixtures/drifted-workflow'),
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
+  });
+  const failures = await replayFailures({ code });
+  expect(failures.length).toBe((await loadHistories()).length);
+  expect(failures[0]).toMatch(/[Nn]ondeterminism|DeterminismViolation|does not match/);
 });

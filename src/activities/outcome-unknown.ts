@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
+import { resolveInWorkspace } from '../tools';
 import type { RunToolInput } from '../shared';
 
 /**
@@ -15,12 +15,11 @@ export async function outcomeUnknownMessage(input: RunToolInput, workspace: stri
   ];
   const target = fileTarget(input);
   if (target) {
-    const resolved = path.resolve(workspace, target);
     try {
-      const stat = await fs.stat(resolved);
+      const stat = await fs.stat(await resolveInWorkspace(workspace, target));
       lines.push(`Current state of ${target}: exists, ${stat.size} bytes, modified ${stat.mtime.toISOString()}.`);
     } catch {
-      lines.push(`Current state of ${target}: does not exist.`);
+      lines.push(`Current state of ${target}: does not exist (or is outside the workspace).`);
     }
     lines.push('Read the file to see whether the change was applied, then repeat the call only if it was not.');
   } else {

@@ -10,11 +10,11 @@ import { createDefaultRegistry } from '../../src/tools';
 import { createAgentWorker } from '../../src/worker';
 
 let runtimeInstalled = false;
-/** Keep worker logs quiet in tests; warnings and errors still show. */
+/** Keep worker logs quiet in tests (expected activity and workflow failures log WARN); errors still show. */
 export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
 }
 
 export function testAddress(): string {
