@@ -26,7 +26,7 @@ export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
     createEditFileTool(),
     createGlobTool(),
     createGrepTool(options.grep),
-  ] as Tool[];
+  ];
 }
 
 /** A registry holding the built-in tools. */
