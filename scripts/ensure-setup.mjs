@@ -31,7 +31,10 @@ function newestMtime(target) {
 
 // 1. Dependencies: install when node_modules is missing or older than the lockfile.
 const installedMarker = path.join(root, 'node_modules', '.package-lock.json');
-if (!existsSync(installedMarker) || statSync(installedMarker).mtimeMs < statSync(path.join(root, 'package-lock.json')).mtimeMs) {
+if (
+  !existsSync(installedMarker) ||
+  statSync(installedMarker).mtimeMs < statSync(path.join(root, 'package-lock.json')).mtimeMs
+) {
   say('installing npm dependencies (npm ci)…');
   run('npm', ['ci', '--no-audit', '--no-fund']);
 }

@@ -6,7 +6,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const setup = spawnSync(process.execPath, [path.join(root, 'scripts', 'ensure-setup.mjs'), '--quiet'], { stdio: 'inherit' });
+const setup = spawnSync(process.execPath, [path.join(root, 'scripts', 'ensure-setup.mjs'), '--quiet'], {
+  stdio: 'inherit',
+});
 if (setup.status !== 0) process.exit(setup.status ?? 1);
 
 const args = process.argv.slice(2);

@@ -2,7 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 
 export default async function globalTeardown(): Promise<void> {
-  const state = (globalThis as Record<string, unknown>).__daTemporal as { child: ChildProcess; dir: string } | undefined;
+  const state = (globalThis as Record<string, unknown>).__daTemporal as
+    { child: ChildProcess; dir: string } | undefined;
   if (!state) return;
   await new Promise<void>((resolve) => {
     if (state.child.exitCode !== null) return resolve();

@@ -6,7 +6,14 @@ import * as path from 'node:path';
 import { ScriptedModel, text, toolUse } from '../src/models/scripted';
 import { WORKFLOW_TYPE } from '../src/shared';
 import type { agentWorkflow } from '../src/workflows';
-import { connectTestEnv, quietRuntime, tempWorkspace, testAddress, testBundlePath, withWorker } from './support/temporal';
+import {
+  connectTestEnv,
+  quietRuntime,
+  tempWorkspace,
+  testAddress,
+  testBundlePath,
+  withWorker,
+} from './support/temporal';
 
 /**
  * Replay tests: histories of real runs, recorded once and committed, replayed against today's
@@ -53,7 +60,16 @@ recordOnly('record: a multi-step run with parallel tools, an error result and a 
     });
     // The CLI writes the canonical JSON history format (the same as the Web UI's download).
     const cli = process.env.DA_TEST_TEMPORAL_CLI!;
-    const json = execFileSync(cli, ['workflow', 'show', '--workflow-id', workflowId, '--address', testAddress(), '--output', 'json']);
+    const json = execFileSync(cli, [
+      'workflow',
+      'show',
+      '--workflow-id',
+      workflowId,
+      '--address',
+      testAddress(),
+      '--output',
+      'json',
+    ]);
     await fs.mkdir(HISTORIES, { recursive: true });
     await fs.writeFile(path.join(HISTORIES, 'multi-step-max-iterations.json'), json);
   } finally {

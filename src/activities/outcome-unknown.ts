@@ -23,7 +23,9 @@ export async function outcomeUnknownMessage(input: RunToolInput, workspace: stri
     }
     lines.push('Read the file to see whether the change was applied, then repeat the call only if it was not.');
   } else {
-    lines.push('Check whether its effects happened (for example by inspecting files or processes) before repeating it.');
+    lines.push(
+      'Check whether its effects happened (for example by inspecting files or processes) before repeating it.',
+    );
   }
   return lines.join('\n');
 }

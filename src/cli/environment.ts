@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import { connectClient } from '../client';
 import type { TemporalConfig } from '../config';
 import { isReachable, parseAddress, startBackgroundDevServer } from '../server/dev-server';
@@ -34,6 +34,8 @@ export async function startInlineWorker(
   config: TemporalConfig,
   out: (line: string) => void,
 ): Promise<{ worker: Worker; done: Promise<void> }> {
+  // The worker shares the terminal with the run's progress: only its warnings and errors belong there.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   const connection = await connectWorker(config);
   const worker = await createAgentWorker({
     connection,

@@ -95,7 +95,11 @@ export async function main(argv: string[]): Promise<number> {
         if (e instanceof WorkflowNotFoundError) throw e;
         // The state query needs a worker; without one, report what the server knows.
         const description = await handle.describe();
-        const fallback = { workflowId: id, status: description.status.name, note: `state query failed: ${(e as Error).message}` };
+        const fallback = {
+          workflowId: id,
+          status: description.status.name,
+          note: `state query failed: ${(e as Error).message}`,
+        };
         say(values.json ? JSON.stringify(fallback, null, 2) : `${id}: ${fallback.status} (${fallback.note})`);
       }
       return 0;
@@ -150,7 +154,9 @@ export async function main(argv: string[]): Promise<number> {
         say(`A Temporal server already answers at ${config.address}.`);
         return 0;
       }
-      say(`Starting the Temporal dev server at ${config.address}; Web UI at http://127.0.0.1:${values['ui-port'] ?? 8233}`);
+      say(
+        `Starting the Temporal dev server at ${config.address}; Web UI at http://127.0.0.1:${values['ui-port'] ?? 8233}`,
+      );
       return runForegroundDevServer({
         address: config.address,
         namespace: config.namespace,

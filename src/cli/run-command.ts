@@ -27,7 +27,8 @@ const err = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Chooses the model: the flag, then DURABLE_AGENT_MODEL, then Claude with a key or the offline model without. */
 export function chooseModel(flag?: string): { model: string; offline: boolean } {
-  const model = flag ?? process.env.DURABLE_AGENT_MODEL ?? (anthropicKeyPresent() ? DEFAULT_ANTHROPIC_MODEL : OFFLINE_MODEL);
+  const model =
+    flag ?? process.env.DURABLE_AGENT_MODEL ?? (anthropicKeyPresent() ? DEFAULT_ANTHROPIC_MODEL : OFFLINE_MODEL);
   return { model, offline: model.startsWith('offline') };
 }
 
@@ -91,10 +92,7 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
  * Prints the run's progress events as they happen, until it ends. Ctrl-C once interrupts the run
  * (it ends promptly with what it has); a second Ctrl-C leaves at once.
  */
-export async function follow(
-  handle: AgentHandle,
-  out: (line: string) => void,
-): Promise<AgentRunResult> {
+export async function follow(handle: AgentHandle, out: (line: string) => void): Promise<AgentRunResult> {
   let cursor = 0;
   let interrupted = false;
   const onSigint = () => {

@@ -91,7 +91,9 @@ export async function startBackgroundDevServer(
 }
 
 /** Runs the dev server in the foreground until it exits (the `server` command). */
-export async function runForegroundDevServer(options: DevServerOptions & { log?: (m: string) => void }): Promise<number> {
+export async function runForegroundDevServer(
+  options: DevServerOptions & { log?: (m: string) => void },
+): Promise<number> {
   const cli = await findTemporalCli({ log: options.log });
   const dir = dataDir();
   await fs.mkdir(dir, { recursive: true });

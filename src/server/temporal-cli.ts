@@ -124,7 +124,9 @@ async function downloadCli(target: string): Promise<void> {
   const archive = path.join(path.dirname(target), 'temporal-cli.tar.gz');
   await fs.writeFile(archive, Buffer.from(await response.arrayBuffer()));
   await new Promise<void>((resolve, reject) =>
-    execFile('tar', ['-xzf', archive, '-C', path.dirname(target), 'temporal'], (err) => (err ? reject(err) : resolve())),
+    execFile('tar', ['-xzf', archive, '-C', path.dirname(target), 'temporal'], (err) =>
+      err ? reject(err) : resolve(),
+    ),
   );
   await fs.rm(archive, { force: true });
   await fs.chmod(target, 0o755);

@@ -2,5 +2,5 @@ export * from './constants';
 export * from './messages';
 export * from './pricing';
 export * from './run';
-export * from './activities';
+export * from './activity-io';
 export * from './definitions';

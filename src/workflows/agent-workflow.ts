@@ -265,14 +265,12 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
           if (outcome.toolUses.length > 0) {
             messages.push({
               role: 'user',
-              content: outcome.toolUses.map(
-                (t): ToolResultBlock => ({
-                  type: 'tool_result',
-                  tool_use_id: t.id,
-                  content: truncatedToolCallError(maxTokens),
-                  is_error: true,
-                }),
-              ),
+              content: outcome.toolUses.map((t): ToolResultBlock => ({
+                type: 'tool_result',
+                tool_use_id: t.id,
+                content: truncatedToolCallError(maxTokens),
+                is_error: true,
+              })),
             });
           } else {
             messages.push({ role: 'user', content: CONTINUE_AFTER_MAX_TOKENS });

@@ -19,7 +19,8 @@ export function quietRuntime(): void {
 
 export function testAddress(): string {
   const address = process.env.DA_TEST_TEMPORAL_ADDRESS;
-  if (!address) throw new Error('No test Temporal server: run the suite with `npm test` (jest global setup starts it).');
+  if (!address)
+    throw new Error('No test Temporal server: run the suite with `npm test` (jest global setup starts it).');
   return address;
 }
 

@@ -6,7 +6,13 @@ import { z } from 'zod';
 import { ScriptedModel, fail, text, toolUse } from '../../src/models/scripted';
 import type { ModelProvider } from '../../src/models/types';
 import type { AgentRunInput, AgentRunState, Message, ToolResultBlock } from '../../src/shared';
-import { SUMMARY_FALLBACK_TEXT, SUMMARY_INSTRUCTION, WORKFLOW_TYPE, interruptSignal, stateQuery } from '../../src/shared';
+import {
+  SUMMARY_FALLBACK_TEXT,
+  SUMMARY_INSTRUCTION,
+  WORKFLOW_TYPE,
+  interruptSignal,
+  stateQuery,
+} from '../../src/shared';
 import { createDefaultRegistry } from '../../src/tools';
 import type { agentWorkflow } from '../../src/workflows';
 import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
@@ -74,8 +80,15 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 test('a text-only reply completes the run with its text, usage and cost', async () => {
   const model = new ScriptedModel([text('Hello there.', { usage: { inputTokens: 12, outputTokens: 4 } })]);
   const id = workflowId('text');
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, { prompt: 'Say hello' }, id)).result());
-  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Hello there.', iterations: 1, model: 'scripted-test' });
+  const result = await withWorker(env, { model }, async (tq) =>
+    (await start(tq, { prompt: 'Say hello' }, id)).result(),
+  );
+  expect(result).toMatchObject({
+    exitReason: 'completed',
+    finalText: 'Hello there.',
+    iterations: 1,
+    model: 'scripted-test',
+  });
   expect(result.usage.inputTokens + result.usage.outputTokens).toBeGreaterThan(0);
   expect(result.costUsd).toBe(0);
   expect(model.requests).toHaveLength(1);
@@ -362,7 +375,13 @@ test('invalid run input fails the run at once with a readable, non-retryable err
 
 test('a model failure that exhausts retries ends the run failed with the cause', async () => {
   const model = new ScriptedModel([
-    fail(ApplicationFailure.create({ message: 'invalid x-api-key', type: 'ModelError.Authentication', nonRetryable: true })),
+    fail(
+      ApplicationFailure.create({
+        message: 'invalid x-api-key',
+        type: 'ModelError.Authentication',
+        nonRetryable: true,
+      }),
+    ),
   ]);
   const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
   expect(result.exitReason).toBe('failed');

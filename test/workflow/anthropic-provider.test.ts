@@ -43,7 +43,11 @@ test('a 429 with retry-after is retried after the delay it names, then the run c
     message('Recovered after the rate limit.', { usage: { input_tokens: 1000, output_tokens: 100 } }),
   );
   const result = await run('hello');
-  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Recovered after the rate limit.', iterations: 1 });
+  expect(result).toMatchObject({
+    exitReason: 'completed',
+    finalText: 'Recovered after the rate limit.',
+    iterations: 1,
+  });
   // $2/M in + $10/M out on claude-sonnet-5-5.
   expect(result.costUsd).toBeCloseTo((1000 * 2 + 100 * 10) / 1e6, 9);
   expect(fake.requests).toHaveLength(2);
