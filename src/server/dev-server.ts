@@ -3,6 +3,7 @@ import { openSync, promises as fs } from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../shared/search-attributes';
 import { findTemporalCli } from './temporal-cli';
 
 export const DEFAULT_UI_PORT = 8233;
@@ -62,6 +63,7 @@ export function devServerArgs(options: DevServerOptions): string[] {
   const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--log-level', 'warn'];
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
   if (options.dbFile) args.push('--db-filename', options.dbFile);
+  for (const { name, cliType } of SEARCH_ATTRIBUTE_DEFINITIONS) args.push('--search-attribute', `${name}=${cliType}`);
   if (options.headless) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort ?? DEFAULT_UI_PORT));
   return args;

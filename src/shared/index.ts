@@ -4,3 +4,4 @@ export * from './pricing';
 export * from './run';
 export * from './activity-io';
 export * from './definitions';
+export * from './search-attributes';
