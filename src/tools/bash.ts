@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
 import { defineTool } from './define-tool';
 import type { ToolContext, ToolResult } from './types';
+import { MAX_SPILL_BYTES, StreamingSpill } from './spill';
 import { realWorkspace } from './workspace';
 
 /** Default and maximum time a command may run, in milliseconds. The tool activity allows 11 min. */
@@ -56,15 +57,29 @@ class OutputCollector {
   private head = '';
   private tail = '';
   private total = 0;
+  /** Everything seen so far, kept only until the output first overflows and is written to the spill. */
+  private pending: string[] | undefined = [];
 
   constructor(
     private readonly headMax: number,
     private readonly tailMax: number,
+    private readonly spill?: StreamingSpill,
   ) {}
 
   push(text: string): void {
     if (!text) return;
     this.total += text.length;
+    if (this.spill) {
+      if (this.pending) {
+        this.pending.push(text);
+        if (this.total > this.headMax + this.tailMax) {
+          for (const part of this.pending) this.spill.write(part);
+          this.pending = undefined;
+        }
+      } else {
+        this.spill.write(text);
+      }
+    }
     if (this.head.length < this.headMax) {
       const room = this.headMax - this.head.length;
       this.head += text.slice(0, room);
@@ -83,8 +98,12 @@ class OutputCollector {
   toString(): string {
     const omitted = this.total - this.head.length - Math.min(this.tail.length, this.tailMax);
     if (omitted <= 0) return this.head + this.tail;
+    const where = this.spill?.started
+      ? ` The full output${this.spill.capped ? ` (its first ${MAX_SPILL_BYTES} characters)` : ''} is saved in ` +
+        `${this.spill.relativePath}: page through it with read_file (offset/limit) or search it with grep.`
+      : '';
     return (
-      `${this.head}\n\n[… output truncated: ${omitted} of ${this.total} characters omitted …]\n\n` +
+      `${this.head}\n\n[… output truncated: ${omitted} of ${this.total} characters omitted.${where} …]\n\n` +
       this.tail.slice(-this.tailMax)
     );
   }
@@ -122,7 +141,7 @@ export function createBashTool(options: BashToolOptions = {}) {
       'Run a shell command with bash in the workspace directory and return its combined stdout and stderr ' +
       'followed by its exit code. Each call starts a fresh shell in the workspace (cd and variables do not ' +
       'persist between calls); stdin is empty, so interactive commands fail. ' +
-      `Output longer than ${maxOutputChars} characters is cut in the middle. Commands are killed after the ` +
+      `Output longer than ${maxOutputChars} characters is cut in the middle and saved in full to a file you can read. Commands are killed after the ` +
       `timeout (default ${BASH_DEFAULT_TIMEOUT_MS / 1000} s). Prefer read_file, write_file, edit_file, glob ` +
       'and grep for reading, editing and searching files. Processes left running in the background (&) should ' +
       'redirect their output to a file: output arriving after the command returns is not captured.',
@@ -158,7 +177,8 @@ async function runCommand(
   });
 
   const headMax = Math.floor(options.maxOutputChars / 2);
-  const output = new OutputCollector(headMax, options.maxOutputChars - headMax);
+  const spill = new StreamingSpill(cwd, ctx.toolUseId);
+  const output = new OutputCollector(headMax, options.maxOutputChars - headMax, spill);
   // One decoder per stream so a multi-byte character split across chunks is not mangled.
   for (const stream of [child.stdout, child.stderr]) {
     const decoder = new StringDecoder('utf8');
@@ -216,6 +236,7 @@ async function runCommand(
     if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
   }
 
+  await spill.close();
   const text = output.toString();
   const body = text === '' ? '(no output)' : text.endsWith('\n') ? text.slice(0, -1) : text;
   if (stopReason === 'timeout') {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
+import { spillText } from './spill';
 import type { ToolSpec } from '../shared/messages';
 import { truncateTail } from './text';
 import type { SideEffect, Tool, ToolContext, ToolOutput, ToolResult } from './types';
@@ -154,7 +155,17 @@ export class ToolRegistry {
   async run(name: string, rawInput: unknown, ctx: ToolContext): Promise<ToolResult> {
     try {
       const result = await this.runUncapped(name, rawInput, ctx);
-      return { content: truncateTail(result.content, MAX_TOOL_OUTPUT_CHARS), isError: result.isError };
+      if (result.content.length <= MAX_TOOL_OUTPUT_CHARS) return result;
+      // Too long for the model and for history: the model gets the start and the path of the rest.
+      const spilled = await spillText(ctx.workspace, ctx.toolUseId, result.content).catch(() => undefined);
+      const note = spilled
+        ? `\n[The full output (${result.content.length} characters) is saved in ${spilled}: ` +
+          'page through it with read_file (offset/limit) or search it with grep.]'
+        : '';
+      return {
+        content: truncateTail(result.content, MAX_TOOL_OUTPUT_CHARS - note.length) + note,
+        isError: result.isError,
+      };
     } catch (error) {
       // Only reachable through a bug in the registry itself; still data, never an exception.
       return { content: `Error: ${errorMessage(error)}`, isError: true };

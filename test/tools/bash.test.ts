@@ -81,19 +81,30 @@ describe('bash tool', () => {
     }
   });
 
+  test('short output writes no spill file', async () => {
+    await run({ command: 'echo small' });
+    expect(existsSync(path.join(dir, '.durable-agent'))).toBe(false);
+  });
+
   test('multi-byte characters split across chunks survive', async () => {
     const result = await run({ command: "printf '\\xc3'; sleep 0.05; printf '\\xa9\\n'" });
     expect(result.content).toBe('é\nExit code: 0');
   });
 
-  test('long output is cut in the middle with a note saying how many characters were omitted', async () => {
+  test('long output is cut in the middle with a note saying how many characters were omitted and where the rest is', async () => {
     // 100,000 characters: lines "line-00000" … "line-09999" plus newline = 11 chars * 10,000 = 110,000.
     const result = await run({ command: 'for i in $(seq -w 0 9999); do echo "line-0$i"; done' });
     expect(result.isError).toBe(false);
     expect(result.content.length).toBeLessThanOrEqual(MAX_TOOL_OUTPUT_CHARS);
-    const note = /\[… output truncated: (\d+) of (\d+) characters omitted …\]/.exec(result.content);
+    const note = /\[… output truncated: (\d+) of (\d+) characters omitted\.[^\]]* …\]/.exec(result.content);
     expect(note).not.toBeNull();
     expect(Number(note?.[2])).toBe(110_000);
+    // The whole output is in a spill file the model can page through.
+    const spill = /saved in (\S+): page through it with read_file/.exec(result.content)?.[1];
+    expect(spill).toBe('.durable-agent/spill/t1.log');
+    const full = readFileSync(path.join(dir, spill ?? ''), 'utf8');
+    expect(full.length).toBe(110_000);
+    expect(full.endsWith('line-09999\n')).toBe(true);
     expect(result.content.startsWith('line-00000\nline-00001\n')).toBe(true);
     expect(result.content.endsWith('line-09999\nExit code: 0')).toBe(true);
     // Kept + omitted accounts for every character of the output.

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../../src/shared/constants';
 import { BUILTIN_TOOL_NAMES } from '../../src/shared/run';
@@ -162,16 +164,19 @@ describe('ToolRegistry', () => {
     expect(result.content).toBe("Error: Tool 'boom' was cancelled before it finished (run interrupted).");
   });
 
-  test('output longer than MAX_TOOL_OUTPUT_CHARS is capped with a note saying how much was cut', async () => {
+  test('output longer than MAX_TOOL_OUTPUT_CHARS is capped with a note saying how much was cut and where the rest is', async () => {
     const n = MAX_TOOL_OUTPUT_CHARS + 5000;
     const result = await registry.run('big', { n }, ctx());
     expect(result.isError).toBe(false);
     expect(result.content.length).toBeLessThanOrEqual(MAX_TOOL_OUTPUT_CHARS);
-    const match = /\[Output truncated: (\d+) of (\d+) characters omitted\.\]$/.exec(result.content);
+    const match = /\[Output truncated: (\d+) of (\d+) characters omitted\.\]/.exec(result.content);
     expect(match).not.toBeNull();
     expect(Number(match?.[2])).toBe(n);
     const kept = result.content.indexOf('\n\n[Output truncated');
     expect(kept + Number(match?.[1])).toBe(n);
+    const spill = /saved in (\S+): page through it/.exec(result.content)?.[1];
+    expect(spill).toBe('.durable-agent/spill/t1.txt');
+    expect(readFileSync(path.join(dir, spill ?? ''), 'utf8')).toBe('x'.repeat(n));
   });
 
   test('output at exactly the cap is left alone', async () => {
