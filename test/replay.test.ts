@@ -71,7 +71,9 @@ recordOnly('record: a multi-step run with parallel tools, an error result and a 
       'json',
     ]);
     await fs.mkdir(HISTORIES, { recursive: true });
-    await fs.writeFile(path.join(HISTORIES, 'multi-step-max-iterations.json'), json);
+    // A new file per recording: older histories stay, so runs started by older code keep being checked.
+    const label = process.env.DA_RECORD_LABEL ?? new Date().toISOString().slice(0, 10);
+    await fs.writeFile(path.join(HISTORIES, `multi-step-max-iterations-${label}.json`), json);
   } finally {
     await env.close();
   }

@@ -12,7 +12,10 @@ import type {
   SummarizeRunOutput,
 } from '../shared';
 import { textOf } from '../shared';
+import { ConversationCache } from './conversation-cache';
 import { outcomeUnknownMessage } from './outcome-unknown';
+
+export { ConversationCache } from './conversation-cache';
 
 export interface ActivityDeps {
   /** Picks the model provider for a model id. */
@@ -23,6 +26,8 @@ export interface ActivityDeps {
   defaultWorkspace?: string;
   /** How often tools heartbeat so cancellation reaches them (ms). */
   toolHeartbeatIntervalMs?: number;
+  /** The worker's conversation cache; one per worker process (a fresh one by default). */
+  conversations?: ConversationCache;
 }
 
 /**
@@ -31,36 +36,44 @@ export interface ActivityDeps {
  */
 export function createActivities(deps: ActivityDeps) {
   const heartbeatEveryMs = deps.toolHeartbeatIntervalMs ?? 1000;
+  const conversations = deps.conversations ?? new ConversationCache();
 
   async function callModel(input: CallModelInput): Promise<CallModelOutput> {
     const ctx = Context.current();
-    const provider = deps.models(input.model);
-    return provider.call(
+    const messages = conversations.materialize(input.conversation);
+    const response = await deps.models(input.model).call(
       {
         model: input.model,
         ...(input.system !== undefined ? { system: input.system } : {}),
-        messages: input.messages,
+        messages,
         tools: deps.tools.specs(input.toolNames),
         ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
         maxTokens: input.maxTokens,
       },
       { signal: ctx.cancellationSignal, heartbeat: (d) => ctx.heartbeat(d) },
     );
+    // The workflow appends exactly this assistant turn; the cache does the same so the next delta fits.
+    conversations.commit(input.conversation.id, messages, input.conversation.headHash, {
+      role: 'assistant',
+      content: response.content,
+    });
+    return response;
   }
 
   /**
-   * The closing call at the iteration limit. Tools stay defined (the history holds tool_use and
-   * tool_result blocks, which the API rejects without definitions) but `tool_choice: none` forbids
-   * new calls. The instruction is added to this request only; the run's history is not changed.
+   * A closing call: the summary at the iteration limit, or the summary that compacts a long
+   * conversation. Tools stay defined (the history holds tool_use and tool_result blocks, which the
+   * API rejects without definitions) but `tool_choice: none` forbids new calls. The instruction is
+   * added to this request only; neither the run's history nor the cache changes.
    */
   async function summarizeRun(input: SummarizeRunInput): Promise<SummarizeRunOutput> {
     const ctx = Context.current();
-    const provider = deps.models(input.model);
-    const response = await provider.call(
+    const messages = conversations.materialize(input.conversation);
+    const response = await deps.models(input.model).call(
       {
         model: input.model,
         ...(input.system !== undefined ? { system: input.system } : {}),
-        messages: withClosingInstruction(input.messages, input.instruction),
+        messages: withClosingInstruction(messages, input.instruction),
         tools: deps.tools.specs(input.toolNames),
         toolChoice: { type: 'none' },
         maxTokens: input.maxTokens,
@@ -73,6 +86,12 @@ export function createActivities(deps: ActivityDeps) {
   async function runTool(input: RunToolInput): Promise<RunToolOutput> {
     const ctx = Context.current();
     const workspace = input.workspace ?? deps.defaultWorkspace ?? process.cwd();
+    const result = await runToolOnce(input, workspace, ctx);
+    if (input.conversationId) conversations.putToolResult(input.conversationId, input.toolUseId, result);
+    return result;
+  }
+
+  async function runToolOnce(input: RunToolInput, workspace: string, ctx: Context): Promise<RunToolOutput> {
     const tool = deps.tools.get(input.name);
     // A mutating tool whose earlier attempt may have started (worker lost mid-call, timeout) is not
     // re-run blindly: the model is told the outcome is unknown and can check and decide.

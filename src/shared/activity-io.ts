@@ -1,10 +1,14 @@
-import type { Message, ModelResponse, ToolChoice } from './messages';
+import type { ConversationDelta } from './conversation';
+import type { ModelResponse, ToolChoice } from './messages';
 
-/** Input of the `callModel` and `summarizeRun` activities. Tools travel by name; the worker resolves schemas. */
+/**
+ * Input of the `callModel` activity. The conversation travels as a delta against the worker's
+ * cache; tools travel by name and the worker resolves their schemas.
+ */
 export interface CallModelInput {
   model: string;
   system?: string;
-  messages: Message[];
+  conversation: ConversationDelta;
   /** Tools enabled for the run; undefined means every tool the worker has. */
   toolNames?: string[];
   toolChoice?: ToolChoice;
@@ -12,6 +16,7 @@ export interface CallModelInput {
 }
 export type CallModelOutput = ModelResponse;
 
+/** Input of `summarizeRun`: the closing summary at the iteration limit, and compaction. */
 export interface SummarizeRunInput extends Omit<CallModelInput, 'toolChoice'> {
   /** The closing user instruction, appended only to this request and never to the run's history. */
   instruction: string;
@@ -27,6 +32,8 @@ export interface RunToolInput {
   /** The arguments exactly as the model produced them; validated by the tool's zod schema in the activity. */
   input: unknown;
   workspace?: string;
+  /** The run's conversation: the worker keeps the result so the next model call can take it by reference. */
+  conversationId?: string;
 }
 export interface RunToolOutput {
   content: string;

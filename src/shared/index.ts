@@ -5,3 +5,5 @@ export * from './run';
 export * from './activity-io';
 export * from './definitions';
 export * from './search-attributes';
+export * from './conversation';
+export * from './model-limits';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOKENS } from './constants';
+import type { ConversationSnapshot } from './conversation';
 import type { StopReason, Usage } from './messages';
 
 /** Names of the built-in tools. The registry on the worker must provide exactly these. */
@@ -29,6 +30,21 @@ export const agentRunInputSchema = z
       .optional(),
     workspace: z.string().min(1, 'workspace must be a directory path').optional(),
     tools: z.array(z.string().min(1)).optional(),
+    contextWindowTokens: z
+      .number()
+      .int('contextWindowTokens must be a whole number')
+      .min(1_000, 'contextWindowTokens must be at least 1000')
+      .optional(),
+    continueAsNewAfter: z
+      .strictObject({
+        events: z.number().int().min(50, 'continueAsNewAfter.events must be at least 50').optional(),
+        bytes: z.number().int().min(10_000, 'continueAsNewAfter.bytes must be at least 10000').optional(),
+      })
+      .optional(),
+    /** Internal: the state a run carries into its next execution after continue-as-new. */
+    resume: z
+      .custom<RunContinuation>((v) => typeof v === 'object' && v !== null, 'resume must be an object')
+      .optional(),
   })
   .superRefine((input, ctx) => {
     for (const [i, name] of (input.tools ?? []).entries()) {
@@ -43,6 +59,23 @@ export const agentRunInputSchema = z
   });
 
 export type AgentRunInput = z.input<typeof agentRunInputSchema>;
+
+/** Everything a run needs to go on in a fresh execution after continue-as-new. */
+export interface RunContinuation {
+  conversation: ConversationSnapshot;
+  iteration: number;
+  usage: Usage;
+  costUsd: number | null;
+  lastStopReason?: StopReason | null;
+  lastAssistantText: string;
+  /** The newest progress events, so a follower's cursor goes on across executions. */
+  events: RunEvent[];
+  eventSeq: number;
+  continuations: number;
+  compactions: number;
+  /** Compaction was due when the previous execution handed over. */
+  needsCompaction: boolean;
+}
 
 /** One line per problem: `maxIterations: maxIterations must be at least 1`. */
 export function formatZodError(error: z.ZodError): string {

@@ -4,13 +4,21 @@ import {
   CancellationScope,
   allHandlersFinished,
   condition,
+  continueAsNew,
   isCancellation,
   log,
+  patched,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import type { Activities } from '../activities';
 import {
+  CACHE_MISS_ERROR_TYPE,
+  COMPACT_AT_FRACTION,
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULTS,
   ErrorTypes,
@@ -25,21 +33,28 @@ import {
   TOOL_START_TO_CLOSE_TIMEOUT,
   ZERO_USAGE,
   addUsage,
+  contextWindowOf,
   costOf,
+  costSearchAttribute,
   eventsQuery,
   hasKnownPrice,
   interruptSignal,
+  iterationsSearchAttribute,
+  modelSearchAttribute,
   parseRunInput,
   stateQuery,
+  statusSearchAttribute,
   textOf,
+  toolResultBlock,
 } from '../shared';
 import type {
   AgentRunInput,
   AgentRunResult,
   AgentRunState,
+  ConversationDelta,
   ExitReason,
-  Message,
   ModelResponse,
+  RunContinuation,
   RunEvent,
   RunEventInput,
   RunStatus,
@@ -47,10 +62,10 @@ import type {
   ToolUseBlock,
   Usage,
 } from '../shared';
-import { CONTINUE_AFTER_MAX_TOKENS, classifyTurn, truncatedToolCallError } from './turn-outcome';
+import { COMPACTION_INSTRUCTION, compactedConversation } from './compaction';
+import { Conversation } from './conversation';
 import { describeToolCall, modelCallSummary } from './summaries';
-
-type Activities = ReturnType<typeof createActivities>;
+import { CONTINUE_AFTER_MAX_TOKENS, classifyTurn, truncatedToolCallError } from './turn-outcome';
 
 const modelActivities = proxyActivities<Activities>({
   startToCloseTimeout: MODEL_START_TO_CLOSE_TIMEOUT,
@@ -64,7 +79,10 @@ const toolActivities = proxyActivities<Activities>({
   retry: TOOL_RETRY,
 });
 
-/** Thrown inside the loop to end it with a given exit reason; never escapes the workflow. */
+/** Progress events carried into the next execution on continue-as-new. */
+const EVENTS_CARRIED_OVER = 200;
+
+/** Ends the loop with a given exit reason; never escapes the workflow. */
 class LoopExit {
   constructor(
     readonly exitReason: ExitReason,
@@ -75,8 +93,9 @@ class LoopExit {
 
 /**
  * The durable agent loop (DESIGN.md §2): model call → tool calls → tool results → model call …
- * Every model and tool call is an activity; the conversation lives in workflow state and is
- * rebuilt on replay from the activity results that history already holds.
+ * Every model and tool call is an activity; the conversation lives in workflow state, rebuilt on
+ * replay from the activity results that history already holds, and reaches the model activity as
+ * a delta against the worker's cache, so history grows linearly (DESIGN.md §5).
  */
 export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunResult> {
   const parsed = parseRunInput(rawInput);
@@ -85,6 +104,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
   const maxIterations = input.maxIterations ?? DEFAULTS.maxIterations;
   const maxTokens = input.maxTokens ?? DEFAULTS.maxTokens;
+  const contextWindow = input.contextWindowTokens ?? contextWindowOf(model);
   // Undefined means every tool the worker has; a list restricts the run to those tools.
   const toolNames = input.tools;
   if (input.maxBudgetUsd !== undefined && !hasKnownPrice(model)) {
@@ -95,26 +115,65 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     );
   }
 
-  const messages: Message[] = [{ role: 'user', content: input.prompt }];
+  const info = workflowInfo();
+  const resume: RunContinuation | undefined = input.resume;
+  const conversation = new Conversation(
+    resume?.conversation ?? {
+      id: `${info.workflowId}/${info.runId}`,
+      messages: [{ role: 'user', content: input.prompt }],
+    },
+  );
   let status: RunStatus = 'running';
-  let iteration = 0;
-  let usage: Usage = { ...ZERO_USAGE };
+  let iteration = resume?.iteration ?? 0;
+  let usage: Usage = resume?.usage ?? { ...ZERO_USAGE };
   // null once any call's cost is unknown: a partial sum would under-report.
-  let costUsd: number | null = 0;
-  let lastStopReason: ModelResponse['stopReason'] | undefined;
-  let lastAssistantText = '';
+  let costUsd: number | null = resume ? resume.costUsd : 0;
+  let lastStopReason: ModelResponse['stopReason'] | undefined = resume?.lastStopReason;
+  let lastAssistantText = resume?.lastAssistantText ?? '';
+  let continuations = resume?.continuations ?? 0;
+  let compactions = resume?.compactions ?? 0;
+  let needsCompaction = resume?.needsCompaction ?? false;
   const activeTools = new Map<string, string>();
   let interrupt: { reason?: string } | undefined;
 
-  const events: RunEvent[] = [];
-  let seq = 0;
-  let droppedEvents = false;
+  const events: RunEvent[] = resume?.events.slice() ?? [];
+  let seq = resume?.eventSeq ?? 0;
+  let droppedEvents = resume !== undefined && (events[0]?.seq ?? 1) > 1;
+
+  // Search attributes add history events; runs recorded before them replay without.
+  const indexed = patched('search-attributes');
+  const index = (): void => {
+    if (!indexed) return;
+    const pairs: SearchAttributeUpdatePair[] = [
+      { key: statusSearchAttribute, value: status },
+      { key: iterationsSearchAttribute, value: iteration },
+      { key: modelSearchAttribute, value: model },
+    ];
+    if (costUsd !== null) pairs.push({ key: costSearchAttribute, value: costUsd });
+    upsertSearchAttributes(pairs);
+  };
+
+  /** The live line in the Web UI: not a command, so it costs no history and needs no patch. */
+  const showDetails = (): void => {
+    const cost = costUsd === null ? 'unknown' : `$${costUsd.toFixed(4)}`;
+    const tokens = usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
+    setCurrentDetails(
+      [
+        `**${status}** · iteration ${iteration} / ${maxIterations} · model ${model}`,
+        `tokens ${tokens} in / ${usage.outputTokens} out · cost ${cost}` +
+          (input.maxBudgetUsd !== undefined ? ` of $${input.maxBudgetUsd}` : ''),
+        activeTools.size ? `running: ${[...activeTools.values()].join(', ')}` : 'running: -',
+      ].join('\n\n'),
+    );
+  };
+
   const emit = (event: RunEventInput): void => {
     events.push({ ...event, seq: ++seq } as RunEvent);
     if (events.length > MAX_RETAINED_EVENTS) {
       events.splice(0, events.length - MAX_RETAINED_EVENTS);
       droppedEvents = true;
     }
+    showDetails();
   };
 
   const loopScope = new CancellationScope();
@@ -130,14 +189,11 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     activeTools: [...activeTools.values()],
     model,
   }));
-  setHandler(eventsQuery, ({ after }) => {
-    const page = events.filter((e) => e.seq > after);
-    return {
-      events: page,
-      cursor: seq,
-      truncated: droppedEvents && (events[0]?.seq ?? 0) > after + 1,
-    };
-  });
+  setHandler(eventsQuery, ({ after }) => ({
+    events: events.filter((e) => e.seq > after),
+    cursor: seq,
+    truncated: droppedEvents && (events[0]?.seq ?? 0) > after + 1,
+  }));
   setHandler(interruptSignal, ({ reason } = {}) => {
     if (interrupt || status !== 'running') return;
     interrupt = reason !== undefined ? { reason } : {};
@@ -149,7 +205,30 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     usage = addUsage(usage, response.usage);
     const callCost = costOf(response.model || model, response.usage) ?? costOf(model, response.usage);
     costUsd = costUsd === null || callCost === null ? null : costUsd + callCost;
+    const used = response.usage.inputTokens + response.usage.cacheReadInputTokens;
+    if (
+      used + response.usage.cacheCreationInputTokens + response.usage.outputTokens >
+      COMPACT_AT_FRACTION * contextWindow
+    ) {
+      needsCompaction = true;
+    }
     return callCost;
+  };
+
+  /**
+   * Runs a model activity with the conversation as a delta. A worker without the prefix (another
+   * worker, a restart, an eviction) fails fast with a cache miss; the conversation then goes once
+   * in full.
+   */
+  const withConversation = async <T>(call: (conversation: ConversationDelta) => Promise<T>): Promise<T> => {
+    if (!conversation.hasSyncedPrefix) return call(conversation.delta(true));
+    try {
+      return await call(conversation.delta(false));
+    } catch (err) {
+      if (failureType(err) !== CACHE_MISS_ERROR_TYPE) throw err;
+      log.info('conversation cache miss; resending the whole conversation', { error: failureMessage(err) });
+      return call(conversation.delta(true));
+    }
   };
 
   const runOneTool = async (toolUse: ToolUseBlock): Promise<ToolResultBlock> => {
@@ -157,18 +236,26 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       // Only tools enabled for this run may run, whatever the model asks for.
       const content = `Error: Tool '${toolUse.name}' not found. Available tools: ${toolNames.join(', ')}.`;
       emit({ kind: 'tool_call_finished', toolUseId: toolUse.id, name: toolUse.name, isError: true, preview: content });
-      return { type: 'tool_result', tool_use_id: toolUse.id, content, is_error: true };
+      return toolResultBlock(toolUse.id, content, true);
     }
     activeTools.set(toolUse.id, toolUse.name);
     emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: toolUse.input });
     let content: string;
     let isError: boolean;
     try {
-      const result = await toolActivities.runTool.executeWithOptions(
+      ({ content, isError } = await toolActivities.runTool.executeWithOptions(
         { summary: describeToolCall(toolUse.name, toolUse.input) },
-        [{ toolUseId: toolUse.id, name: toolUse.name, input: toolUse.input, workspace: input.workspace }],
-      );
-      ({ content, isError } = result);
+        [
+          {
+            toolUseId: toolUse.id,
+            name: toolUse.name,
+            input: toolUse.input,
+            workspace: input.workspace,
+            conversationId: conversation.id,
+          },
+        ],
+      ));
+      conversation.markToolResultCached(toolUse.id);
     } catch (err) {
       if (isCancellation(err)) throw err;
       // Retries exhausted (timeouts, lost workers): the model learns the call failed and decides.
@@ -184,50 +271,100 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       isError,
       preview: content.slice(0, 200),
     });
-    return { type: 'tool_result', tool_use_id: toolUse.id, content, ...(isError ? { is_error: true } : {}) };
+    return toolResultBlock(toolUse.id, content, isError);
+  };
+
+  /** A summary call over the conversation with a closing instruction; the conversation is unchanged. */
+  const summaryCall = async (instruction: string, label: string): Promise<string> => {
+    const { text, response } = await withConversation((delta) =>
+      modelActivities.summarizeRun.executeWithOptions({ summary: `${label} · ${model}` }, [
+        { model, system: input.systemPrompt, conversation: delta, toolNames, maxTokens, instruction },
+      ]),
+    );
+    account(response);
+    return text;
   };
 
   const summarize = async (): Promise<string> => {
     try {
-      const { text, response } = await modelActivities.summarizeRun.executeWithOptions(
-        { summary: `summary (max iterations) · ${model}` },
-        [
-          {
-            model,
-            system: input.systemPrompt,
-            messages,
-            toolNames,
-            maxTokens,
-            instruction: SUMMARY_INSTRUCTION,
-          },
-        ],
-      );
-      account(response);
-      return text.trim() || SUMMARY_FALLBACK_TEXT;
+      return (await summaryCall(SUMMARY_INSTRUCTION, 'summary (max iterations)')).trim() || SUMMARY_FALLBACK_TEXT;
     } catch (err) {
       if (isCancellation(err)) throw err;
-      log.warn('summary call failed; ending with the fallback text', { error: failureMessage(err) });
       emit({ kind: 'notice', message: `summary call failed: ${failureMessage(err)}` });
       return SUMMARY_FALLBACK_TEXT;
     }
   };
 
+  /** Replaces older turns with a model-written summary so the run fits its context window. */
+  const compact = async (): Promise<void> => {
+    needsCompaction = false;
+    try {
+      const summary = (await summaryCall(COMPACTION_INSTRUCTION, 'compaction')).trim();
+      if (!summary) throw new Error('the compaction summary was empty');
+      const before = conversation.length;
+      conversation.replace(compactedConversation(input.prompt, summary, conversation.all));
+      compactions += 1;
+      emit({ kind: 'notice', message: `compacted ${before} messages into a summary (compaction ${compactions})` });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      emit({ kind: 'notice', message: `compaction failed, continuing without it: ${failureMessage(err)}` });
+    }
+  };
+
+  const shouldContinueAsNew = (): boolean => {
+    const now = workflowInfo();
+    const limits = input.continueAsNewAfter;
+    return (
+      now.continueAsNewSuggested ||
+      (limits?.events !== undefined && now.historyLength >= limits.events) ||
+      (limits?.bytes !== undefined && now.historySize >= limits.bytes)
+    );
+  };
+
+  const handOver = async (): Promise<never> => {
+    continuations += 1;
+    emit({ kind: 'notice', message: `continuing as new (execution ${continuations + 1}) to keep history small` });
+    await condition(allHandlersFinished);
+    const carried: RunContinuation = {
+      conversation: conversation.snapshot(),
+      iteration,
+      usage,
+      costUsd,
+      ...(lastStopReason !== undefined ? { lastStopReason } : {}),
+      lastAssistantText,
+      events: events.slice(-EVENTS_CARRIED_OVER),
+      eventSeq: seq,
+      continuations,
+      compactions,
+      needsCompaction,
+    };
+    return continueAsNew<typeof agentWorkflow>({ ...rawInput, resume: carried });
+  };
+
   const loop = async (): Promise<LoopExit> => {
     for (;;) {
       if (interrupt) return interrupted(interrupt, lastAssistantText);
+      if (shouldContinueAsNew()) await handOver();
       if (input.maxBudgetUsd !== undefined && costUsd !== null && costUsd >= input.maxBudgetUsd) {
         return new LoopExit('max_budget', lastAssistantText);
       }
-      if (iteration >= maxIterations) {
-        return new LoopExit('max_iterations', await summarize());
-      }
+      if (iteration >= maxIterations) return new LoopExit('max_iterations', await summarize());
+      if (needsCompaction) await compact();
 
       emit({ kind: 'model_call_started', iteration: iteration + 1 });
       let response: ModelResponse;
       try {
-        response = await modelActivities.callModel.executeWithOptions(
-          { summary: modelCallSummary(model, iteration + 1) },
-          [{ model, system: input.systemPrompt, messages, toolNames, maxTokens, toolChoice: { type: 'auto' } }],
+        response = await withConversation((delta) =>
+          modelActivities.callModel.executeWithOptions({ summary: modelCallSummary(model, iteration + 1) }, [
+            {
+              model,
+              system: input.systemPrompt,
+              conversation: delta,
+              toolNames,
+              maxTokens,
+              toolChoice: { type: 'auto' },
+            },
+          ]),
         );
       } catch (err) {
         if (isCancellation(err)) throw err;
@@ -238,7 +375,8 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       lastStopReason = response.stopReason;
       const callCost = account(response);
       // The assistant turn goes back exactly as returned: thinking blocks included, unmodified, in order.
-      messages.push({ role: 'assistant', content: response.content });
+      conversation.append({ role: 'assistant', content: response.content });
+      conversation.markSynced();
       const text = textOf(response.content);
       if (text.trim()) lastAssistantText = text;
       emit({
@@ -249,12 +387,13 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         costUsd: callCost,
         text,
       });
+      index();
 
       const outcome = classifyTurn(response);
       switch (outcome.kind) {
         case 'tools': {
           const results = await Promise.all(outcome.toolUses.map(runOneTool));
-          messages.push({ role: 'user', content: results });
+          conversation.append({ role: 'user', content: results });
           break;
         }
         case 'final':
@@ -262,29 +401,30 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         case 'refused':
           return new LoopExit('refused', outcome.text);
         case 'truncated':
-          if (outcome.toolUses.length > 0) {
-            messages.push({
-              role: 'user',
-              content: outcome.toolUses.map((t): ToolResultBlock => ({
-                type: 'tool_result',
-                tool_use_id: t.id,
-                content: truncatedToolCallError(maxTokens),
-                is_error: true,
-              })),
-            });
-          } else {
-            messages.push({ role: 'user', content: CONTINUE_AFTER_MAX_TOKENS });
-          }
+          conversation.append({
+            role: 'user',
+            content:
+              outcome.toolUses.length > 0
+                ? outcome.toolUses.map((t) => toolResultBlock(t.id, truncatedToolCallError(maxTokens), true))
+                : CONTINUE_AFTER_MAX_TOKENS,
+          });
           emit({ kind: 'notice', message: `response reached max_tokens (${maxTokens}); asking the model to continue` });
           break;
         case 'paused':
           // The assistant turn is last in the conversation; the next call lets the model resume it.
           break;
         case 'context_exceeded':
-          return new LoopExit('failed', outcome.text || lastAssistantText, {
-            type: 'DurableAgent.ContextWindowExceeded',
-            message: `the conversation no longer fits the context window of ${model}`,
-          });
+          // Compact and go on, unless compacting just happened and the conversation still does not fit.
+          if (compactions > 0 && conversation.length <= 2) {
+            return new LoopExit('failed', outcome.text || lastAssistantText, {
+              type: 'DurableAgent.ContextWindowExceeded',
+              message: `the conversation does not fit the context window of ${model} even after compaction`,
+            });
+          }
+          // The partial turn stays; the compaction call summarizes it with the rest.
+          needsCompaction = true;
+          emit({ kind: 'notice', message: `the conversation reached the context window of ${model}; compacting` });
+          break;
         default: {
           const unhandled: never = outcome;
           throw new Error(`unhandled turn outcome ${JSON.stringify(unhandled)}`);
@@ -293,7 +433,13 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     }
   };
 
-  emit({ kind: 'run_started', model, maxIterations, prompt: input.prompt });
+  if (resume) {
+    emit({ kind: 'notice', message: `continued as new: execution ${continuations + 1}` });
+  } else {
+    emit({ kind: 'run_started', model, maxIterations, prompt: input.prompt });
+  }
+  index();
+
   let exit: LoopExit;
   try {
     exit = await loopScope.run(loop);
@@ -304,6 +450,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
 
   status = exit.exitReason;
   emit({ kind: 'run_finished', exitReason: exit.exitReason, finalText: exit.finalText });
+  index();
   await condition(allHandlersFinished);
   return {
     exitReason: exit.exitReason,
@@ -323,18 +470,20 @@ function interrupted(interrupt: { reason?: string }, lastText: string): LoopExit
   });
 }
 
-/** The innermost cause's message: an ActivityFailure wraps the ApplicationFailure that says what happened. */
-function failureMessage(err: unknown): string {
+/** The innermost cause: an ActivityFailure wraps the ApplicationFailure that says what happened. */
+function innermost(err: unknown): unknown {
   let current: unknown = err;
   while (current instanceof ActivityFailure && current.cause) current = current.cause;
-  if (current instanceof Error) return current.message || current.name;
-  return String(current);
+  return current;
+}
+
+function failureMessage(err: unknown): string {
+  const cause = innermost(err);
+  return cause instanceof Error ? cause.message || cause.name : String(cause);
 }
 
 function failureType(err: unknown): string {
-  let current: unknown = err;
-  while (current instanceof ActivityFailure && current.cause) current = current.cause;
-  if (current instanceof ApplicationFailure && current.type) return current.type;
-  if (current instanceof Error) return current.name;
-  return 'Error';
+  const cause = innermost(err);
+  if (cause instanceof ApplicationFailure && cause.type) return cause.type;
+  return cause instanceof Error ? cause.name : 'Error';
 }

@@ -1,0 +1,179 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { ContentBlock, ConversationDelta, Message, WireBlock } from '../shared';
+import { CACHE_MISS_ERROR_TYPE, ROOT_HASH, chainHash, hashString, toolResultBlock } from '../shared';
+
+interface CachedConversation {
+  messages: Message[];
+  hash: string;
+  /** Approximate size (JSON characters), for the memory bound. */
+  bytes: number;
+}
+
+interface CachedToolResult {
+  content: string;
+  isError: boolean;
+}
+
+export interface ConversationCacheOptions {
+  /** Conversations kept (least recently used dropped first). */
+  maxConversations?: number;
+  /** Total approximate bytes kept across conversations and tool results. */
+  maxBytes?: number;
+}
+
+export interface ConversationCacheStats {
+  hits: number;
+  misses: number;
+  fullLoads: number;
+  conversations: number;
+  bytes: number;
+}
+
+/**
+ * The worker's copy of each run's conversation, so model activities receive only what was added
+ * since the previous call. Bounded (LRU by count and bytes). A miss is not an error in the run:
+ * the activity fails fast with a typed, non-retryable failure and the workflow resends the whole
+ * conversation once, so eviction, restarts and other workers cost one larger call, never a run.
+ */
+export class ConversationCache {
+  private readonly conversations = new Map<string, CachedConversation>();
+  private readonly toolResults = new Map<string, CachedToolResult>();
+  private readonly resolvedKeys = new Map<string, string[]>();
+  private bytes = 0;
+  private readonly maxConversations: number;
+  private readonly maxBytes: number;
+  readonly stats: Omit<ConversationCacheStats, 'conversations' | 'bytes'> = { hits: 0, misses: 0, fullLoads: 0 };
+
+  constructor(options: ConversationCacheOptions = {}) {
+    this.maxConversations = options.maxConversations ?? 1000;
+    this.maxBytes = options.maxBytes ?? 512 * 1024 * 1024;
+  }
+
+  snapshot(): ConversationCacheStats {
+    return { ...this.stats, conversations: this.conversations.size, bytes: this.bytes };
+  }
+
+  /** Rebuilds the full conversation from the delta, or throws the typed cache-miss failure. */
+  materialize(ref: ConversationDelta): Message[] {
+    let base: Message[];
+    if (ref.full) {
+      if (ref.baseLength !== 0) throw miss(ref, 'a full load must start from an empty conversation');
+      base = [];
+      this.stats.fullLoads++;
+    } else {
+      const cached = this.conversations.get(ref.id);
+      if (!cached) throw miss(ref, 'this worker holds no copy of the conversation');
+      if (cached.messages.length !== ref.baseLength || cached.hash !== ref.baseHash) {
+        throw miss(
+          ref,
+          `this worker's copy has ${cached.messages.length} messages, the delta starts at ${ref.baseLength}`,
+        );
+      }
+      base = cached.messages;
+      this.stats.hits++;
+      this.touch(ref.id, cached);
+    }
+    let hash = ref.full ? ROOT_HASH : ref.baseHash;
+    const messages = base.slice();
+    for (const wire of ref.delta) {
+      const message = this.resolveMessage(ref, wire);
+      hash = chainHash(hash, message);
+      messages.push(message);
+    }
+    if (hash !== ref.headHash) throw miss(ref, 'the rebuilt conversation does not match the workflow’s');
+    return messages;
+  }
+
+  /** Records the conversation as the model saw it plus the assistant turn it returned. */
+  commit(id: string, messages: Message[], headHash: string, assistant: Message): void {
+    const previous = this.conversations.get(id);
+    const added = JSON.stringify(assistant).length + estimateAdded(previous, messages);
+    const entry: CachedConversation = {
+      messages: [...messages, assistant],
+      hash: chainHash(headHash, assistant),
+      bytes: (previous && messages.length >= previous.messages.length ? previous.bytes : 0) + added,
+    };
+    if (previous) this.bytes -= previous.bytes;
+    for (const key of this.resolvedKeys.get(id) ?? []) {
+      const result = this.toolResults.get(key);
+      if (result) this.bytes -= result.content.length;
+      this.toolResults.delete(key);
+    }
+    this.resolvedKeys.delete(id);
+    this.conversations.delete(id);
+    this.conversations.set(id, entry);
+    this.bytes += entry.bytes;
+    this.evict();
+  }
+
+  /** Keeps a tool's result so the next model call can send it by reference. */
+  putToolResult(conversationId: string, toolUseId: string, result: CachedToolResult): void {
+    const key = toolKey(conversationId, toolUseId);
+    const old = this.toolResults.get(key);
+    if (old) this.bytes -= old.content.length;
+    this.toolResults.set(key, result);
+    this.bytes += result.content.length;
+    this.evict();
+  }
+
+  private resolveMessage(ref: ConversationDelta, wire: { role: Message['role']; content: string | WireBlock[] }) {
+    if (typeof wire.content === 'string') return wire as Message;
+    let resolved: ContentBlock[] | undefined;
+    wire.content.forEach((block, i) => {
+      if (block.type !== 'tool_result_ref') return;
+      const r = block as Extract<WireBlock, { type: 'tool_result_ref' }>;
+      const key = toolKey(ref.id, r.tool_use_id);
+      const cached = this.toolResults.get(key);
+      if (!cached || hashString(cached.content) !== r.content_hash) {
+        throw miss(ref, `this worker holds no result for tool call ${r.tool_use_id}`);
+      }
+      resolved ??= wire.content.slice() as ContentBlock[];
+      resolved[i] = toolResultBlock(r.tool_use_id, cached.content, r.is_error === true);
+      // Released at commit, once the result lives in the cached conversation; a retried call
+      // (after a 429, say) still finds it here.
+      this.resolvedKeys.set(ref.id, [...(this.resolvedKeys.get(ref.id) ?? []), key]);
+    });
+    return { role: wire.role, content: resolved ?? (wire.content as ContentBlock[]) } satisfies Message;
+  }
+
+  private touch(id: string, entry: CachedConversation): void {
+    this.conversations.delete(id);
+    this.conversations.set(id, entry);
+  }
+
+  private evict(): void {
+    while (
+      (this.conversations.size > this.maxConversations || this.bytes > this.maxBytes) &&
+      this.conversations.size > 0
+    ) {
+      const [oldestId, oldest] = this.conversations.entries().next().value as [string, CachedConversation];
+      this.conversations.delete(oldestId);
+      this.bytes -= oldest.bytes;
+    }
+    while (this.bytes > this.maxBytes && this.toolResults.size > 0) {
+      const [key, value] = this.toolResults.entries().next().value as [string, CachedToolResult];
+      this.toolResults.delete(key);
+      this.bytes -= value.content.length;
+    }
+  }
+}
+
+function toolKey(conversationId: string, toolUseId: string): string {
+  return `${conversationId}\u0000${toolUseId}`;
+}
+
+/** Bytes the new messages add over the cached prefix (or all of them after a reload). */
+function estimateAdded(previous: CachedConversation | undefined, messages: Message[]): number {
+  const from = previous && messages.length >= previous.messages.length ? previous.messages.length : 0;
+  let bytes = 0;
+  for (let i = from; i < messages.length; i++) bytes += JSON.stringify(messages[i]).length;
+  return bytes;
+}
+
+function miss(ref: ConversationDelta, why: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: CACHE_MISS_ERROR_TYPE,
+    message: `conversation ${ref.id} not in this worker's cache: ${why}; the workflow will resend it in full`,
+    nonRetryable: true,
+  });
+}

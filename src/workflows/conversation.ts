@@ -1,0 +1,109 @@
+import type { ContentBlock, ConversationDelta, ConversationSnapshot, Message, WireBlock, WireMessage } from '../shared';
+import { ROOT_HASH, chainHash, hashString } from '../shared';
+
+/**
+ * The run's conversation as the workflow keeps it (rebuilt on replay from activity results) and
+ * the bookkeeping that lets model calls carry only what changed since the previous call.
+ */
+export class Conversation {
+  readonly id: string;
+  private messages: Message[] = [];
+  /** chain[i] is the hash after the first i messages. */
+  private chain: string[] = [ROOT_HASH];
+  private syncedLength = 0;
+  private readonly cachedToolResults = new Set<string>();
+
+  constructor(snapshot: Pick<ConversationSnapshot, 'id'> & Partial<ConversationSnapshot>) {
+    this.id = snapshot.id;
+    for (const message of snapshot.messages ?? []) this.append(message);
+    this.syncedLength = Math.min(snapshot.syncedLength ?? 0, this.messages.length);
+    for (const id of snapshot.cachedToolResults ?? []) this.cachedToolResults.add(id);
+  }
+
+  get all(): readonly Message[] {
+    return this.messages;
+  }
+
+  get length(): number {
+    return this.messages.length;
+  }
+
+  append(message: Message): void {
+    this.messages.push(message);
+    this.chain.push(chainHash(this.chain[this.chain.length - 1] ?? ROOT_HASH, message));
+  }
+
+  /** A `runTool` activity ran this call, so its worker holds the result for the next model call. */
+  markToolResultCached(toolUseId: string): void {
+    this.cachedToolResults.add(toolUseId);
+  }
+
+  /** The worker now holds everything, the assistant turn just appended included. */
+  markSynced(): void {
+    this.syncedLength = this.messages.length;
+    this.cachedToolResults.clear();
+  }
+
+  /** Replaces the whole conversation (compaction); the next call sends it in full. */
+  replace(messages: Message[]): void {
+    this.messages = [];
+    this.chain = [ROOT_HASH];
+    this.syncedLength = 0;
+    this.cachedToolResults.clear();
+    for (const message of messages) this.append(message);
+  }
+
+  /** The delta for the next model call, or the whole conversation inline with `full`. */
+  delta(full: boolean): ConversationDelta {
+    const head = this.chain[this.chain.length - 1] ?? ROOT_HASH;
+    if (full) {
+      return { id: this.id, baseLength: 0, baseHash: ROOT_HASH, delta: this.messages.slice(), headHash: head, full };
+    }
+    return {
+      id: this.id,
+      baseLength: this.syncedLength,
+      baseHash: this.chain[this.syncedLength] ?? ROOT_HASH,
+      delta: this.messages.slice(this.syncedLength).map((m) => this.toWire(m)),
+      headHash: head,
+      full,
+    };
+  }
+
+  /** True when the worker is believed to hold a prefix: a delta is worth trying. */
+  get hasSyncedPrefix(): boolean {
+    return this.syncedLength > 0;
+  }
+
+  snapshot(): ConversationSnapshot {
+    return {
+      id: this.id,
+      messages: this.messages.slice(),
+      syncedLength: this.syncedLength,
+      cachedToolResults: [...this.cachedToolResults],
+    };
+  }
+
+  private toWire(message: Message): WireMessage {
+    if (typeof message.content === 'string') return message;
+    if (!message.content.some((b) => b.type === 'tool_result' && this.cachedToolResults.has(toolUseIdOf(b)))) {
+      return message;
+    }
+    return {
+      role: message.role,
+      content: message.content.map((block): WireBlock => {
+        if (block.type !== 'tool_result' || !this.cachedToolResults.has(toolUseIdOf(block))) return block;
+        const result = block as { tool_use_id: string; content: string; is_error?: boolean };
+        return {
+          type: 'tool_result_ref',
+          tool_use_id: result.tool_use_id,
+          ...(result.is_error ? { is_error: true } : {}),
+          content_hash: hashString(result.content),
+        };
+      }),
+    };
+  }
+}
+
+function toolUseIdOf(block: ContentBlock): string {
+  return String((block as { tool_use_id?: unknown }).tool_use_id);
+}

@@ -1,0 +1,234 @@
+import { z } from 'zod';
+import { ConversationCache } from '../../src/activities';
+import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
+import type { ScriptStep } from '../../src/models';
+import type { AgentRunInput, ModelRequest } from '../../src/shared';
+import { CACHE_MISS_ERROR_TYPE, WORKFLOW_TYPE, eventsQuery, interruptSignal, stateQuery } from '../../src/shared';
+import { createDefaultRegistry } from '../../src/tools';
+import { COMPACTION_INSTRUCTION } from '../../src/workflows/compaction';
+import type { agentWorkflow } from '../../src/workflows';
+import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+
+let env: TestEnv;
+let workspace: string;
+beforeAll(async () => {
+  env = await connectTestEnv();
+});
+afterAll(async () => {
+  await env?.close();
+});
+beforeEach(async () => {
+  workspace = await tempWorkspace('history');
+});
+
+let counter = 0;
+const newId = (label: string) => `${label}-${Date.now()}-${++counter}`;
+
+/** A registry with a zero-latency read-only tool that returns `bytes` characters. */
+function registryWithBlob() {
+  const tools = createDefaultRegistry();
+  tools.register({
+    name: 'blob',
+    description: 'returns a block of text',
+    inputSchema: z.object({ bytes: z.number(), tag: z.string() }),
+    sideEffect: 'read_only',
+    execute: async ({ bytes, tag }) => `${tag}:`.padEnd(bytes, 'x'),
+  });
+  return tools;
+}
+
+/** `n` turns that each call `blob` once, then a final answer. */
+function blobScript(n: number, bytes = 8192): ScriptStep[] {
+  const steps: ScriptStep[] = [];
+  for (let i = 1; i <= n; i++) {
+    steps.push(
+      toolUse([{ id: `toolu_${i}`, name: 'blob', input: { bytes, tag: `out${i}` } }], { usage: { inputTokens: 10 } }),
+    );
+  }
+  steps.push(text('all done'));
+  return steps;
+}
+
+function start(taskQueue: string, input: Partial<AgentRunInput>, workflowId = newId('hist')) {
+  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+    taskQueue,
+    workflowId,
+    args: [{ prompt: 'produce output', model: 'scripted-test', workspace, ...input }],
+  });
+}
+
+async function historyOf(workflowId: string, runId?: string) {
+  const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
+  return history.events ?? [];
+}
+
+function payloadBytes(payloads: { data?: Uint8Array | null }[] | null | undefined): number {
+  return (payloads ?? []).reduce((sum, p) => sum + (p.data?.length ?? 0), 0);
+}
+
+/** Every request the model saw holds the full conversation so far, in order. */
+function expectFullConversations(requests: ModelRequest[]): void {
+  requests.forEach((request, i) => expect(request.messages).toHaveLength(2 * i + 1));
+}
+
+test('model calls carry only the new messages: history records each tool output about once', async () => {
+  const n = 20;
+  const model = new ScriptedModel(blobScript(n));
+  const id = newId('linear');
+  const result = await withWorker(env, { model, deps: { tools: registryWithBlob() } }, async (tq) =>
+    (await start(tq, {}, id)).result(),
+  );
+  expect(result).toMatchObject({ exitReason: 'completed', iterations: n + 1 });
+  expectFullConversations(model.requests);
+  // The model saw every tool output in full.
+  const lastRequest = JSON.stringify(model.requests[n]?.messages);
+  for (let i = 1; i <= n; i++) expect(lastRequest).toContain(`out${i}:xxxx`);
+
+  const events = await historyOf(id);
+  const modelInputs = events
+    .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
+    .map((e) => payloadBytes(e.activityTaskScheduledEventAttributes?.input?.payloads));
+  expect(modelInputs).toHaveLength(n + 1);
+  // Tool results travel by reference: no model call input holds a tool output.
+  for (const bytes of modelInputs) expect(bytes).toBeLessThan(2048);
+  const total = events.reduce(
+    (sum, e) =>
+      sum +
+      payloadBytes(e.activityTaskScheduledEventAttributes?.input?.payloads) +
+      payloadBytes(e.activityTaskCompletedEventAttributes?.result?.payloads),
+    0,
+  );
+  // n tool outputs of 8 KB once each, plus small change; a resend-everything loop would hold ~n²/2 of them.
+  expect(total).toBeGreaterThan(n * 8192);
+  expect(total).toBeLessThan(n * 8192 * 1.25);
+});
+
+test('a worker without the conversation resends it in full once and the run completes correctly', async () => {
+  const n = 4;
+  const model = new ScriptedModel(blobScript(n, 100));
+  const id = newId('miss');
+  // A cache that keeps nothing: every delta misses, as on a worker that just restarted.
+  const conversations = new ConversationCache({ maxConversations: 0 });
+  const result = await withWorker(env, { model, deps: { tools: registryWithBlob(), conversations } }, async (tq) =>
+    (await start(tq, {}, id)).result(),
+  );
+  expect(result).toMatchObject({ exitReason: 'completed', iterations: n + 1 });
+  expectFullConversations(model.requests);
+  expect(model.requests).toHaveLength(n + 1);
+  const events = await historyOf(id);
+  const misses = events.filter(
+    (e) => e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type === CACHE_MISS_ERROR_TYPE,
+  );
+  // Every call after the first tried a delta, missed, and went again in full: one resend each, no more.
+  expect(misses).toHaveLength(n);
+  expect(conversations.snapshot()).toMatchObject({ hits: 0, fullLoads: n + 1 });
+});
+
+test('a new worker picks up a run mid-way and continues from a full resend', async () => {
+  const model = new ScriptedModel(blobScript(6, 100));
+  const id = newId('handover');
+  const tools = registryWithBlob();
+  const taskQueue = `handover-${Date.now()}`;
+  await withWorker(env, { model, deps: { tools }, taskQueue }, async (tq) => {
+    const handle = await start(tq, {}, id);
+    for (;;) {
+      const state = await handle.query(stateQuery);
+      if (state.iteration >= 3) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+  const fresh = new ConversationCache();
+  const result = await withWorker(env, { model, deps: { tools, conversations: fresh }, taskQueue }, async () =>
+    env.client.workflow.getHandle<typeof agentWorkflow>(id).result(),
+  );
+  expect(result).toMatchObject({ exitReason: 'completed', iterations: 7 });
+  expectFullConversations(model.requests);
+  expect(fresh.snapshot().fullLoads).toBeGreaterThanOrEqual(1);
+});
+
+test('continue-as-new keeps the run whole: iterations, usage, events, state and result carry over', async () => {
+  const n = 12;
+  const model = new ScriptedModel(blobScript(n, 200));
+  const id = newId('can');
+  await withWorker(env, { model, deps: { tools: registryWithBlob() } }, async (tq) => {
+    const handle = await start(tq, { continueAsNewAfter: { events: 50 } }, id);
+    const result = await env.client.workflow.getHandle<typeof agentWorkflow>(id).result();
+    expect(result).toMatchObject({ exitReason: 'completed', finalText: 'all done', iterations: n + 1 });
+    expect(result.usage.inputTokens).toBe(10 * n);
+    expectFullConversations(model.requests);
+
+    const latest = await env.client.workflow.getHandle(id).describe();
+    expect(latest.runId).not.toBe(handle.firstExecutionRunId);
+    // Every execution stayed near the limit instead of growing with the run.
+    let runId: string | undefined = handle.firstExecutionRunId;
+    let executions = 0;
+    while (runId) {
+      const events = await historyOf(id, runId);
+      executions++;
+      expect(events.length).toBeLessThan(90);
+      runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+    }
+    expect(executions).toBeGreaterThanOrEqual(3);
+
+    // Queries go to the newest execution and see the whole run; the event cursor never restarts.
+    const state = await env.client.workflow.getHandle<typeof agentWorkflow>(id).query(stateQuery);
+    expect(state).toMatchObject({ status: 'completed', iteration: n + 1 });
+    const page = await env.client.workflow.getHandle(id).query(eventsQuery, { after: 0 });
+    const seqs = page.events.map((e) => e.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(page.events.some((e) => e.kind === 'notice' && e.message.includes('continued as new'))).toBe(true);
+    expect(page.events.at(-1)).toMatchObject({ kind: 'run_finished', exitReason: 'completed' });
+  });
+});
+
+test('an interrupt reaches a run that has continued as new', async () => {
+  const steps: ScriptStep[] = blobScript(8, 100).slice(0, 8);
+  // The ninth call never answers until cancelled.
+  steps.push(async (_req, ctx) => {
+    await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+    return text('unreachable');
+  });
+  const model = new ScriptedModel(steps);
+  const id = newId('can-int');
+  await withWorker(env, { model, deps: { tools: registryWithBlob() } }, async (tq) => {
+    const first = await start(tq, { continueAsNewAfter: { events: 50 } }, id);
+    const latest = env.client.workflow.getHandle<typeof agentWorkflow>(id);
+    for (;;) {
+      const state = await latest.query(stateQuery);
+      if (state.iteration >= 8) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await latest.describe()).runId).not.toBe(first.firstExecutionRunId);
+    await latest.signal(interruptSignal, { reason: 'stop after continue-as-new' });
+    const result = await latest.result();
+    expect(result).toMatchObject({ exitReason: 'interrupted', iterations: 8 });
+  });
+});
+
+test('near the context window the run compacts older turns into a summary and goes on', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_1', name: 'blob', input: { bytes: 50, tag: 'first' } }], { usage: { inputTokens: 300 } }),
+    // 900 of 1000 tokens: past the compaction threshold.
+    toolUse([{ id: 'toolu_2', name: 'blob', input: { bytes: 50, tag: 'second' } }], { usage: { inputTokens: 900 } }),
+    text('SUMMARY: read two blobs, first and second.'),
+    text('finished after compaction'),
+  ]);
+  const result = await withWorker(env, { model, deps: { tools: registryWithBlob() } }, async (tq) =>
+    (await start(tq, { contextWindowTokens: 1000 })).result(),
+  );
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'finished after compaction', iterations: 3 });
+  expect(model.requests).toHaveLength(4);
+  const compaction = model.requests[2];
+  expect(compaction?.toolChoice).toEqual({ type: 'none' });
+  expect(JSON.stringify(compaction?.messages.at(-1))).toContain('nearing the limit of your context window');
+  expect(compaction?.messages).toHaveLength(5);
+  const after = model.requests[3];
+  expect(after?.messages).toHaveLength(1);
+  const body = JSON.stringify(after?.messages[0]);
+  expect(body).toContain('produce output');
+  expect(body).toContain('SUMMARY: read two blobs');
+  // The latest tool result survives compaction as text; nothing of the compaction instruction leaks.
+  expect(body).toContain('second:xxx');
+  expect(body).not.toContain(COMPACTION_INSTRUCTION.slice(0, 40));
+});
