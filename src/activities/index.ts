@@ -38,6 +38,11 @@ export function createActivities(deps: ActivityDeps) {
   const heartbeatEveryMs = deps.toolHeartbeatIntervalMs ?? 1000;
   const conversations = deps.conversations ?? new ConversationCache();
 
+  const toolSpecs = (input: Pick<CallModelInput, 'toolNames' | 'extraToolNames'>) => [
+    ...deps.tools.specs(input.toolNames),
+    ...deps.tools.specs(input.extraToolNames ?? []),
+  ];
+
   async function callModel(input: CallModelInput): Promise<CallModelOutput> {
     const ctx = Context.current();
     const messages = conversations.materialize(input.conversation);
@@ -46,7 +51,7 @@ export function createActivities(deps: ActivityDeps) {
         model: input.model,
         ...(input.system !== undefined ? { system: input.system } : {}),
         messages,
-        tools: deps.tools.specs(input.toolNames),
+        tools: toolSpecs(input),
         ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
         maxTokens: input.maxTokens,
       },
@@ -74,7 +79,7 @@ export function createActivities(deps: ActivityDeps) {
         model: input.model,
         ...(input.system !== undefined ? { system: input.system } : {}),
         messages: withClosingInstruction(messages, input.instruction),
-        tools: deps.tools.specs(input.toolNames),
+        tools: toolSpecs(input),
         toolChoice: { type: 'none' },
         maxTokens: input.maxTokens,
       },

@@ -48,6 +48,19 @@ export function formatEvent(event: RunEvent): string | undefined {
       return `  ${event.isError ? '✗' : '✓'} ${event.name}: ${firstLine(event.preview, 120) || '(no output)'}`;
     case 'notice':
       return `  ! ${event.message}`;
+    case 'user_message':
+      return `» message: ${firstLine(event.message)}`;
+    case 'approval_requested':
+      return (
+        `⏸ approval needed for ${describeToolCall(event.name, event.input)} (tool call ${event.toolUseId})\n` +
+        `  durable-agent approve <run-id> ${event.toolUseId}   |   durable-agent deny <run-id> ${event.toolUseId} --reason "…"`
+      );
+    case 'approval_resolved':
+      return `  ${event.approved ? '✓ approved' : '✗ denied'} ${event.name} (${event.toolUseId})${event.reason ? `: ${event.reason}` : ''}`;
+    case 'answer':
+      return `\n${event.text.trim()}\n`;
+    case 'awaiting_input':
+      return '… waiting for a message: durable-agent send <run-id> "<message>" (Ctrl-C to end the session)';
     case 'run_finished':
       return undefined;
     default: {
@@ -67,6 +80,9 @@ export function formatState(id: string, state: AgentRunState): string {
     `cost        ${formatCost(state.costUsd)}${state.maxBudgetUsd !== undefined ? ` of ${formatCost(state.maxBudgetUsd)} budget` : ''}`,
     `last stop   ${state.lastStopReason ?? '-'}`,
     `tools       ${state.activeTools.length ? state.activeTools.join(', ') : '-'}`,
+    ...state.pendingApprovals.map((a) => `approval    ${a.toolUseId}: ${describeToolCall(a.name, a.input)}`),
+    ...(state.pendingMessages ? [`messages    ${state.pendingMessages} waiting`] : []),
+    ...(state.session ? ['session     yes'] : []),
   ].join('\n');
 }
 

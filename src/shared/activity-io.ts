@@ -9,8 +9,10 @@ export interface CallModelInput {
   model: string;
   system?: string;
   conversation: ConversationDelta;
-  /** Tools enabled for the run; undefined means every tool the worker has. */
+  /** Tools enabled for the run; undefined means every tool the worker offers by default. */
   toolNames?: string[];
+  /** Opt-in tools offered on top (the `done` tool). */
+  extraToolNames?: string[];
   toolChoice?: ToolChoice;
   maxTokens: number;
 }

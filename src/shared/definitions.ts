@@ -1,4 +1,4 @@
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AgentRunState, EventsPage, EventsQueryInput } from './run';
 
 export interface InterruptInput {
@@ -11,3 +11,28 @@ export const interruptSignal = defineSignal<[InterruptInput]>('interrupt');
 export const stateQuery = defineQuery<AgentRunState>('state');
 /** Progress events after a cursor, for live following. */
 export const eventsQuery = defineQuery<EventsPage, [EventsQueryInput]>('events');
+
+export interface SendMessageInput {
+  message: string;
+}
+export interface SendMessageResult {
+  /** Messages waiting for the next iteration boundary, this one included. */
+  pendingMessages: number;
+  iteration: number;
+}
+/** Adds a user message; the run takes it at its next iteration boundary (a session waiting for input at once). */
+export const sendMessageUpdate = defineUpdate<SendMessageResult, [SendMessageInput]>('sendMessage');
+
+export interface ApprovalInput {
+  toolUseId: string;
+  reason?: string;
+}
+export interface ApprovalResult {
+  toolUseId: string;
+  name: string;
+  approved: boolean;
+}
+/** Lets a tool call that waits for approval run. */
+export const approveToolUpdate = defineUpdate<ApprovalResult, [ApprovalInput]>('approveTool');
+/** Refuses a tool call that waits for approval; the model sees an is_error result with the reason. */
+export const denyToolUpdate = defineUpdate<ApprovalResult, [ApprovalInput]>('denyTool');

@@ -6,6 +6,25 @@ import type { StopReason, Usage } from './messages';
 /** Names of the built-in tools. The registry on the worker must provide exactly these. */
 export const BUILTIN_TOOL_NAMES = ['bash', 'read_file', 'write_file', 'edit_file', 'glob', 'grep'] as const;
 
+/** Side-effect class of each built-in tool, known to the workflow for approval policies. Others count as mutating. */
+export const BUILTIN_SIDE_EFFECTS: Readonly<Record<string, 'read_only' | 'mutating'>> = {
+  bash: 'mutating',
+  read_file: 'read_only',
+  write_file: 'mutating',
+  edit_file: 'mutating',
+  glob: 'read_only',
+  grep: 'read_only',
+};
+
+/** The tool a run with `requireDoneTool` must call to finish; opt-in, never offered otherwise. */
+export const DONE_TOOL_NAME = 'done';
+
+export const PERMISSIONS = ['allow', 'deny', 'ask'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 900;
+export const DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS = 24 * 60 * 60;
+
 /**
  * Run input, validated at the client and again in the workflow. Unknown keys are rejected so a
  * misspelt option (`maxIteration`) is an error rather than silently ignored.
@@ -35,6 +54,25 @@ export const agentRunInputSchema = z
       .int('contextWindowTokens must be a whole number')
       .min(1_000, 'contextWindowTokens must be at least 1000')
       .optional(),
+    session: z.boolean().optional(),
+    sessionIdleTimeoutSeconds: z
+      .number()
+      .positive('sessionIdleTimeoutSeconds must be a positive number of seconds')
+      .max(30 * 24 * 3600, 'sessionIdleTimeoutSeconds must be at most 30 days')
+      .optional(),
+    permissions: z
+      .record(
+        z.string().min(1),
+        z.enum(PERMISSIONS, { error: () => `a permission must be one of: ${PERMISSIONS.join(', ')}` }),
+      )
+      .optional(),
+    approveMutating: z.boolean().optional(),
+    approvalTimeoutSeconds: z
+      .number()
+      .positive('approvalTimeoutSeconds must be a positive number of seconds')
+      .max(7 * 24 * 3600, 'approvalTimeoutSeconds must be at most 7 days')
+      .optional(),
+    requireDoneTool: z.boolean().optional(),
     continueAsNewAfter: z
       .strictObject({
         events: z.number().int().min(50, 'continueAsNewAfter.events must be at least 50').optional(),
@@ -75,6 +113,9 @@ export interface RunContinuation {
   compactions: number;
   /** Compaction was due when the previous execution handed over. */
   needsCompaction: boolean;
+  pendingMessages: string[];
+  /** A session that had answered and was waiting for input. */
+  awaitingInput: boolean;
 }
 
 /** One line per problem: `maxIterations: maxIterations must be at least 1`. */
@@ -102,7 +143,16 @@ export const TERMINAL_STATUSES = [
   'failed',
 ] as const;
 export type ExitReason = (typeof TERMINAL_STATUSES)[number];
-export type RunStatus = 'running' | ExitReason;
+/** `awaiting_approval`: a tool call waits for an operator; `awaiting_input`: a session waits for a message. */
+export type RunStatus = 'running' | 'awaiting_approval' | 'awaiting_input' | ExitReason;
+
+export interface PendingApproval {
+  toolUseId: string;
+  name: string;
+  input: unknown;
+  /** Epoch ms after which the call is denied automatically. */
+  deadline: number;
+}
 
 export interface AgentRunState {
   status: RunStatus;
@@ -115,6 +165,10 @@ export interface AgentRunState {
   lastStopReason?: StopReason | null;
   activeTools: string[];
   model: string;
+  pendingApprovals: PendingApproval[];
+  /** User messages accepted by `send` and not yet given to the model. */
+  pendingMessages: number;
+  session: boolean;
 }
 
 export interface AgentRunResult {
@@ -145,6 +199,11 @@ export type RunEvent =
   | { seq: number; kind: 'tool_call_started'; toolUseId: string; name: string; input: unknown }
   | { seq: number; kind: 'tool_call_finished'; toolUseId: string; name: string; isError: boolean; preview: string }
   | { seq: number; kind: 'notice'; message: string }
+  | { seq: number; kind: 'user_message'; message: string }
+  | { seq: number; kind: 'approval_requested'; toolUseId: string; name: string; input: unknown; deadline: number }
+  | { seq: number; kind: 'approval_resolved'; toolUseId: string; name: string; approved: boolean; reason?: string }
+  | { seq: number; kind: 'answer'; text: string }
+  | { seq: number; kind: 'awaiting_input' }
   | { seq: number; kind: 'run_finished'; exitReason: ExitReason; finalText: string };
 
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;

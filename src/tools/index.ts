@@ -4,6 +4,7 @@
  * `registry.specs(names)` for the tool definitions of a model request.
  */
 import { createBashTool, type BashToolOptions } from './bash';
+import { createDoneTool } from './done';
 import { createEditFileTool } from './edit-file';
 import { createGlobTool } from './glob';
 import { createGrepTool, type GrepToolOptions } from './grep';
@@ -17,7 +18,7 @@ export interface BuiltinToolOptions {
   grep?: GrepToolOptions;
 }
 
-/** The six built-in tools, in the order of `BUILTIN_TOOL_NAMES`. */
+/** The six built-in tools, in the order of `BUILTIN_TOOL_NAMES`, then the opt-in `done` tool. */
 export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
   return [
     createBashTool(options.bash),
@@ -26,6 +27,7 @@ export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
     createEditFileTool(),
     createGlobTool(),
     createGrepTool(options.grep),
+    createDoneTool(),
   ];
 }
 
@@ -40,6 +42,7 @@ export { resolveInWorkspace, realWorkspace, workspaceRelative, WorkspaceError } 
 export { globToRegExp } from './glob-pattern';
 export { createBashTool, BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, type BashToolOptions } from './bash';
 export { createReadFileTool } from './read-file';
+export { createDoneTool } from './done';
 export { createWriteFileTool } from './write-file';
 export { createEditFileTool } from './edit-file';
 export { createGlobTool } from './glob';

@@ -130,11 +130,11 @@ export class ToolRegistry {
   }
 
   /**
-   * Tool definitions for a model request, in the order asked for (all tools when `names` is
-   * omitted). Naming a tool that is not registered is a configuration error and throws.
+   * Tool definitions for a model request, in the order asked for (every tool that is not opt-in
+   * when `names` is omitted). Naming a tool that is not registered is a configuration error and throws.
    */
   specs(names?: readonly string[]): ToolSpec[] {
-    const wanted = names ?? this.names();
+    const wanted = names ?? this.names().filter((name) => !this.entries.get(name)?.tool.optIn);
     return wanted.map((name) => {
       const entry = this.entries.get(name);
       if (!entry) throw new Error(`Tool '${name}' is not registered. Available tools: ${this.names().join(', ')}.`);

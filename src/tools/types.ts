@@ -21,6 +21,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   description: string;
   inputSchema: S;
   sideEffect: SideEffect;
+  /** Offered to the model only when a run names it (the `done` tool); not part of "all tools". */
+  optIn?: boolean;
   execute(input: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 

@@ -17,7 +17,11 @@ import {
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { Activities } from '../activities';
 import {
+  BUILTIN_SIDE_EFFECTS,
   CACHE_MISS_ERROR_TYPE,
+  DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+  DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS,
+  DONE_TOOL_NAME,
   COMPACT_AT_FRACTION,
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULTS,
@@ -33,15 +37,18 @@ import {
   TOOL_START_TO_CLOSE_TIMEOUT,
   ZERO_USAGE,
   addUsage,
+  approveToolUpdate,
   contextWindowOf,
   costOf,
   costSearchAttribute,
+  denyToolUpdate,
   eventsQuery,
   hasKnownPrice,
   interruptSignal,
   iterationsSearchAttribute,
   modelSearchAttribute,
   parseRunInput,
+  sendMessageUpdate,
   stateQuery,
   statusSearchAttribute,
   textOf,
@@ -52,8 +59,13 @@ import type {
   AgentRunResult,
   AgentRunState,
   ConversationDelta,
+  ApprovalInput,
+  ApprovalResult,
+  ContentBlock,
   ExitReason,
   ModelResponse,
+  PendingApproval,
+  Permission,
   RunContinuation,
   RunEvent,
   RunEventInput,
@@ -65,7 +77,7 @@ import type {
 import { COMPACTION_INSTRUCTION, compactedConversation } from './compaction';
 import { Conversation } from './conversation';
 import { describeToolCall, modelCallSummary } from './summaries';
-import { CONTINUE_AFTER_MAX_TOKENS, classifyTurn, truncatedToolCallError } from './turn-outcome';
+import { CONTINUE_AFTER_MAX_TOKENS, DONE_TOOL_NUDGE, classifyTurn, truncatedToolCallError } from './turn-outcome';
 
 const modelActivities = proxyActivities<Activities>({
   startToCloseTimeout: MODEL_START_TO_CLOSE_TIMEOUT,
@@ -105,8 +117,17 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const maxIterations = input.maxIterations ?? DEFAULTS.maxIterations;
   const maxTokens = input.maxTokens ?? DEFAULTS.maxTokens;
   const contextWindow = input.contextWindowTokens ?? contextWindowOf(model);
-  // Undefined means every tool the worker has; a list restricts the run to those tools.
+  // Undefined means every tool the worker offers; a list restricts the run to those tools.
   const toolNames = input.tools;
+  const requireDone = input.requireDoneTool ?? false;
+  const extraToolNames = requireDone ? [DONE_TOOL_NAME] : undefined;
+  const session = input.session ?? false;
+  const approvalTimeoutMs = (input.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) * 1000;
+  const sessionIdleMs = (input.sessionIdleTimeoutSeconds ?? DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS) * 1000;
+  /** allow / deny / ask per tool; with `approveMutating`, mutating tools (and unknown ones) default to ask. */
+  const permissionFor = (name: string): Permission =>
+    input.permissions?.[name] ??
+    (input.approveMutating && (BUILTIN_SIDE_EFFECTS[name] ?? 'mutating') === 'mutating' ? 'ask' : 'allow');
   if (input.maxBudgetUsd !== undefined && !hasKnownPrice(model)) {
     throw ApplicationFailure.nonRetryable(
       `Invalid run input: maxBudgetUsd cannot be enforced because the price of model '${model}' is unknown; ` +
@@ -123,7 +144,13 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       messages: [{ role: 'user', content: input.prompt }],
     },
   );
-  let status: RunStatus = 'running';
+  let finalStatus: ExitReason | undefined;
+  let awaitingInput = false;
+  const pendingMessages: string[] = resume?.pendingMessages.slice() ?? [];
+  const pendingApprovals = new Map<string, PendingApproval>();
+  const decisions = new Map<string, { approved: boolean; reason?: string }>();
+  const currentStatus = (): RunStatus =>
+    finalStatus ?? (pendingApprovals.size > 0 ? 'awaiting_approval' : awaitingInput ? 'awaiting_input' : 'running');
   let iteration = resume?.iteration ?? 0;
   let usage: Usage = resume?.usage ?? { ...ZERO_USAGE };
   // null once any call's cost is unknown: a partial sum would under-report.
@@ -145,7 +172,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const index = (): void => {
     if (!indexed) return;
     const pairs: SearchAttributeUpdatePair[] = [
-      { key: statusSearchAttribute, value: status },
+      { key: statusSearchAttribute, value: currentStatus() },
       { key: iterationsSearchAttribute, value: iteration },
       { key: modelSearchAttribute, value: model },
     ];
@@ -159,10 +186,13 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     const tokens = usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
     setCurrentDetails(
       [
-        `**${status}** · iteration ${iteration} / ${maxIterations} · model ${model}`,
+        `**${currentStatus()}** · iteration ${iteration} / ${maxIterations} · model ${model}`,
         `tokens ${tokens} in / ${usage.outputTokens} out · cost ${cost}` +
           (input.maxBudgetUsd !== undefined ? ` of $${input.maxBudgetUsd}` : ''),
         activeTools.size ? `running: ${[...activeTools.values()].join(', ')}` : 'running: -',
+        ...(pendingApprovals.size
+          ? [`awaiting approval: ${[...pendingApprovals.values()].map((a) => `${a.name} (${a.toolUseId})`).join(', ')}`]
+          : []),
       ].join('\n\n'),
     );
   };
@@ -179,7 +209,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const loopScope = new CancellationScope();
 
   setHandler(stateQuery, (): AgentRunState => ({
-    status,
+    status: currentStatus(),
     iteration,
     maxIterations,
     usage,
@@ -188,6 +218,9 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     ...(lastStopReason !== undefined ? { lastStopReason } : {}),
     activeTools: [...activeTools.values()],
     model,
+    pendingApprovals: [...pendingApprovals.values()],
+    pendingMessages: pendingMessages.length,
+    session,
   }));
   setHandler(eventsQuery, ({ after }) => ({
     events: events.filter((e) => e.seq > after),
@@ -195,11 +228,48 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     truncated: droppedEvents && (events[0]?.seq ?? 0) > after + 1,
   }));
   setHandler(interruptSignal, ({ reason } = {}) => {
-    if (interrupt || status !== 'running') return;
+    if (interrupt || finalStatus) return;
     interrupt = reason !== undefined ? { reason } : {};
     emit({ kind: 'notice', message: `interrupt requested${reason ? `: ${reason}` : ''}` });
     loopScope.cancel();
   });
+
+  setHandler(
+    sendMessageUpdate,
+    ({ message }) => {
+      pendingMessages.push(message);
+      emit({ kind: 'user_message', message });
+      return { pendingMessages: pendingMessages.length, iteration };
+    },
+    {
+      validator: (update) => {
+        if (finalStatus) throw new Error(`the run has ended ('${finalStatus}'); start a new run to continue`);
+        if (!update || typeof update.message !== 'string' || !update.message.trim()) {
+          throw new Error('message must be a non-empty string');
+        }
+        if (update.message.length > 200_000) throw new Error('message must be at most 200000 characters');
+      },
+    },
+  );
+  const decide =
+    (approved: boolean) =>
+    ({ toolUseId, reason }: ApprovalInput): ApprovalResult => {
+      const pending = pendingApprovals.get(toolUseId);
+      decisions.set(toolUseId, reason !== undefined ? { approved, reason } : { approved });
+      return { toolUseId, name: pending?.name ?? '', approved };
+    };
+  const validateDecision = (update: ApprovalInput): void => {
+    if (!update || typeof update.toolUseId !== 'string') throw new Error('toolUseId must be a string');
+    if (update.reason !== undefined && typeof update.reason !== 'string') throw new Error('reason must be a string');
+    if (!pendingApprovals.has(update.toolUseId) || decisions.has(update.toolUseId)) {
+      const waiting = [...pendingApprovals.keys()].filter((id) => !decisions.has(id));
+      throw new Error(
+        `no tool call '${update.toolUseId}' is waiting for approval; waiting: ${waiting.length ? waiting.join(', ') : '(none)'}`,
+      );
+    }
+  };
+  setHandler(approveToolUpdate, decide(true), { validator: validateDecision });
+  setHandler(denyToolUpdate, decide(false), { validator: validateDecision });
 
   const account = (response: ModelResponse): number | null => {
     usage = addUsage(usage, response.usage);
@@ -231,12 +301,58 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     }
   };
 
+  /** Pauses the tool call until an operator approves or denies it, or the timeout denies it. */
+  const askApproval = async (toolUse: ToolUseBlock): Promise<{ approved: boolean; reason?: string }> => {
+    const deadline = Date.now() + approvalTimeoutMs;
+    pendingApprovals.set(toolUse.id, { toolUseId: toolUse.id, name: toolUse.name, input: toolUse.input, deadline });
+    emit({ kind: 'approval_requested', toolUseId: toolUse.id, name: toolUse.name, input: toolUse.input, deadline });
+    index();
+    try {
+      await condition(() => decisions.has(toolUse.id), approvalTimeoutMs);
+    } finally {
+      pendingApprovals.delete(toolUse.id);
+    }
+    const decision = decisions.get(toolUse.id) ?? {
+      approved: false,
+      reason: `no decision within ${approvalTimeoutMs / 1000} s`,
+    };
+    emit({
+      kind: 'approval_resolved',
+      toolUseId: toolUse.id,
+      name: toolUse.name,
+      approved: decision.approved,
+      ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+    });
+    index();
+    return decision;
+  };
+
+  const refuse = (toolUse: ToolUseBlock, content: string): ToolResultBlock => {
+    emit({ kind: 'tool_call_finished', toolUseId: toolUse.id, name: toolUse.name, isError: true, preview: content });
+    return toolResultBlock(toolUse.id, content, true);
+  };
+
   const runOneTool = async (toolUse: ToolUseBlock): Promise<ToolResultBlock> => {
+    if (toolUse.name === DONE_TOOL_NAME && !requireDone) {
+      return refuse(toolUse, `Error: Tool '${DONE_TOOL_NAME}' not found. This run ends when you answer without tools.`);
+    }
+    // Only tools enabled for this run may run, whatever the model asks for.
     if (toolNames && !toolNames.includes(toolUse.name)) {
-      // Only tools enabled for this run may run, whatever the model asks for.
-      const content = `Error: Tool '${toolUse.name}' not found. Available tools: ${toolNames.join(', ')}.`;
-      emit({ kind: 'tool_call_finished', toolUseId: toolUse.id, name: toolUse.name, isError: true, preview: content });
-      return toolResultBlock(toolUse.id, content, true);
+      return refuse(toolUse, `Error: Tool '${toolUse.name}' not found. Available tools: ${toolNames.join(', ')}.`);
+    }
+    const permission = permissionFor(toolUse.name);
+    if (permission === 'deny') {
+      return refuse(toolUse, `Error: the operator's policy does not allow tool '${toolUse.name}' in this run.`);
+    }
+    if (permission === 'ask') {
+      const decision = await askApproval(toolUse);
+      if (!decision.approved) {
+        return refuse(
+          toolUse,
+          `Error: the operator denied this ${toolUse.name} call${decision.reason ? `: ${decision.reason}` : ''}. ` +
+            'It was not run. Do not repeat it unchanged; adjust your approach or ask the user.',
+        );
+      }
     }
     activeTools.set(toolUse.id, toolUse.name);
     emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: toolUse.input });
@@ -278,7 +394,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const summaryCall = async (instruction: string, label: string): Promise<string> => {
     const { text, response } = await withConversation((delta) =>
       modelActivities.summarizeRun.executeWithOptions({ summary: `${label} · ${model}` }, [
-        { model, system: input.systemPrompt, conversation: delta, toolNames, maxTokens, instruction },
+        { model, system: input.systemPrompt, conversation: delta, toolNames, extraToolNames, maxTokens, instruction },
       ]),
     );
     account(response);
@@ -337,8 +453,42 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       continuations,
       compactions,
       needsCompaction,
+      pendingMessages,
+      awaitingInput: false,
     };
     return continueAsNew<typeof agentWorkflow>({ ...rawInput, resume: carried });
+  };
+
+  /** Gives messages from `send` to the model at this iteration boundary, in one user turn. */
+  const takePendingMessages = (): void => {
+    if (pendingMessages.length === 0) return;
+    const text = pendingMessages.splice(0).join('\n\n');
+    const last = conversation.last;
+    if (last?.role === 'user') {
+      // Joining the trailing user turn (tool results) keeps the roles alternating.
+      const blocks: ContentBlock[] =
+        typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : [...last.content];
+      conversation.replaceLast({ role: 'user', content: [...blocks, { type: 'text', text }] });
+    } else {
+      conversation.append({ role: 'user', content: text });
+    }
+  };
+
+  /**
+   * The model answered. A plain run ends; a session waits for the next message (or ends after the
+   * idle timeout). Messages sent meanwhile are taken first either way.
+   */
+  const finishTurn = async (text: string): Promise<LoopExit | undefined> => {
+    emit({ kind: 'answer', text });
+    if (pendingMessages.length > 0) return undefined;
+    if (!session) return new LoopExit('completed', text);
+    awaitingInput = true;
+    emit({ kind: 'awaiting_input' });
+    index();
+    const gotMessage = await condition(() => pendingMessages.length > 0, sessionIdleMs);
+    awaitingInput = false;
+    if (!gotMessage) return new LoopExit('completed', text);
+    return undefined;
   };
 
   const loop = async (): Promise<LoopExit> => {
@@ -350,6 +500,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       }
       if (iteration >= maxIterations) return new LoopExit('max_iterations', await summarize());
       if (needsCompaction) await compact();
+      takePendingMessages();
 
       emit({ kind: 'model_call_started', iteration: iteration + 1 });
       let response: ModelResponse;
@@ -361,6 +512,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
               system: input.systemPrompt,
               conversation: delta,
               toolNames,
+              extraToolNames,
               maxTokens,
               toolChoice: { type: 'auto' },
             },
@@ -392,12 +544,35 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       const outcome = classifyTurn(response);
       switch (outcome.kind) {
         case 'tools': {
-          const results = await Promise.all(outcome.toolUses.map(runOneTool));
+          const done = requireDone ? outcome.toolUses.find((t) => t.name === DONE_TOOL_NAME) : undefined;
+          const summary = doneSummary(done);
+          const results = await Promise.all(
+            outcome.toolUses.map((t) =>
+              t !== done
+                ? runOneTool(t)
+                : summary !== undefined
+                  ? toolResultBlock(t.id, 'Recorded. The run is finished.', false)
+                  : toolResultBlock(t.id, "Error: 'done' needs a non-empty summary string.", true),
+            ),
+          );
           conversation.append({ role: 'user', content: results });
+          if (summary !== undefined) {
+            const exit = await finishTurn(summary);
+            if (exit) return exit;
+          }
           break;
         }
-        case 'final':
-          return new LoopExit('completed', outcome.text);
+        case 'final': {
+          if (requireDone) {
+            // done-tool mode: only the done tool ends the run; a text-only reply gets a nudge.
+            conversation.append({ role: 'user', content: DONE_TOOL_NUDGE });
+            emit({ kind: 'notice', message: 'answered without calling done; nudging the model to continue' });
+            break;
+          }
+          const exit = await finishTurn(outcome.text);
+          if (exit) return exit;
+          break;
+        }
         case 'refused':
           return new LoopExit('refused', outcome.text);
         case 'truncated':
@@ -448,7 +623,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     exit = interrupted(interrupt, lastAssistantText);
   }
 
-  status = exit.exitReason;
+  finalStatus = exit.exitReason;
   emit({ kind: 'run_finished', exitReason: exit.exitReason, finalText: exit.finalText });
   index();
   await condition(allHandlersFinished);
@@ -461,6 +636,11 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     model,
     ...(exit.error ? { error: exit.error } : {}),
   };
+}
+
+function doneSummary(done: ToolUseBlock | undefined): string | undefined {
+  const summary = (done?.input as { summary?: unknown } | undefined)?.summary;
+  return typeof summary === 'string' && summary.trim() ? summary : undefined;
 }
 
 function interrupted(interrupt: { reason?: string }, lastText: string): LoopExit {

@@ -33,6 +33,20 @@ export class Conversation {
     this.chain.push(chainHash(this.chain[this.chain.length - 1] ?? ROOT_HASH, message));
   }
 
+  get last(): Message | undefined {
+    return this.messages[this.messages.length - 1];
+  }
+
+  /** Replaces the last message, which must not have reached a worker yet (a trailing user turn). */
+  replaceLast(message: Message): void {
+    if (this.messages.length === 0 || this.messages.length <= this.syncedLength) {
+      throw new Error('replaceLast: the last message was already sent to a worker');
+    }
+    this.messages.pop();
+    this.chain.pop();
+    this.append(message);
+  }
+
   /** A `runTool` activity ran this call, so its worker holds the result for the next model call. */
   markToolResultCached(toolUseId: string): void {
     this.cachedToolResults.add(toolUseId);

@@ -58,3 +58,8 @@ export function truncatedToolCallError(maxTokens: number): string {
     'and its arguments may be incomplete. Issue the call again, with smaller arguments if they were large.'
   );
 }
+
+/** The nudge after a text-only reply in done-tool mode. */
+export const DONE_TOOL_NUDGE =
+  'You replied without calling the `done` tool, so the task is not finished. Continue working; when the task ' +
+  'is completely done, call `done` with a summary and the final answer.';

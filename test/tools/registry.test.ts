@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../../src/shared/constants';
-import { BUILTIN_TOOL_NAMES } from '../../src/shared/run';
+import { BUILTIN_SIDE_EFFECTS, BUILTIN_TOOL_NAMES, DONE_TOOL_NAME } from '../../src/shared/run';
 import { createDefaultRegistry, defineTool, ToolRegistry } from '../../src/tools';
 import { makeContext, makeTempDir } from './helpers';
 
@@ -238,11 +238,16 @@ describe('ToolRegistry', () => {
 describe('createDefaultRegistry', () => {
   const registry = createDefaultRegistry();
 
-  test('provides exactly the built-in tool names', () => {
-    expect(registry.names()).toEqual([...BUILTIN_TOOL_NAMES]);
+  test('provides exactly the built-in tool names plus the opt-in done tool', () => {
+    expect(registry.names()).toEqual([...BUILTIN_TOOL_NAMES, DONE_TOOL_NAME]);
   });
 
-  test('side-effect classes', () => {
+  test('the done tool is offered only when named', () => {
+    expect(registry.specs().map((s) => s.name)).toEqual([...BUILTIN_TOOL_NAMES]);
+    expect(registry.specs([DONE_TOOL_NAME]).map((s) => s.name)).toEqual([DONE_TOOL_NAME]);
+  });
+
+  test('side-effect classes match what the workflow assumes for approvals', () => {
     expect(Object.fromEntries(registry.names().map((n) => [n, registry.sideEffectOf(n)]))).toEqual({
       bash: 'mutating',
       read_file: 'read_only',
@@ -250,7 +255,9 @@ describe('createDefaultRegistry', () => {
       edit_file: 'mutating',
       glob: 'read_only',
       grep: 'read_only',
+      done: 'read_only',
     });
+    for (const name of BUILTIN_TOOL_NAMES) expect(registry.sideEffectOf(name)).toBe(BUILTIN_SIDE_EFFECTS[name]);
   });
 
   test.each([...BUILTIN_TOOL_NAMES])('%s has an object input schema without $schema, with described fields', (name) => {
