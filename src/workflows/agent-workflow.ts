@@ -144,7 +144,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       messages: [{ role: 'user', content: input.prompt }],
     },
   );
-  let finalStatus: ExitReason | undefined;
+  let finalStatus: ExitReason | undefined = undefined;
   let awaitingInput = false;
   const pendingMessages: string[] = resume?.pendingMessages.slice() ?? [];
   const pendingApprovals = new Map<string, PendingApproval>();
