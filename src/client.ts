@@ -7,7 +7,16 @@ import {
 } from '@temporalio/client';
 import { temporalConfig, type TemporalConfig } from './config';
 import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage } from './shared';
-import { WORKFLOW_TYPE, eventsQuery, interruptSignal, stateQuery } from './shared';
+import type { ApprovalResult, SendMessageResult } from './shared';
+import {
+  WORKFLOW_TYPE,
+  approveToolUpdate,
+  denyToolUpdate,
+  eventsQuery,
+  interruptSignal,
+  sendMessageUpdate,
+  stateQuery,
+} from './shared';
 import type { agentWorkflow } from './workflows';
 
 export type AgentHandle = WorkflowHandle<typeof agentWorkflow>;
@@ -46,5 +55,13 @@ export const queryEvents = (handle: AgentHandle, after: number): Promise<EventsP
 export const interruptRun = (handle: AgentHandle, reason?: string): Promise<void> =>
   handle.signal(interruptSignal, reason !== undefined ? { reason } : {});
 export const runResult = (handle: AgentHandle): Promise<AgentRunResult> => handle.result();
+
+/** Adds a user message to a run (the `sendMessage` update; its validator rejects ended runs and empty text). */
+export const sendMessage = (handle: AgentHandle, message: string): Promise<SendMessageResult> =>
+  handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
+export const approveTool = (handle: AgentHandle, toolUseId: string): Promise<ApprovalResult> =>
+  handle.executeUpdate(approveToolUpdate, { args: [{ toolUseId }] });
+export const denyTool = (handle: AgentHandle, toolUseId: string, reason?: string): Promise<ApprovalResult> =>
+  handle.executeUpdate(denyToolUpdate, { args: [reason !== undefined ? { toolUseId, reason } : { toolUseId }] });
 
 export { WorkflowNotFoundError };

@@ -27,7 +27,7 @@ function firstLine(text: string, max = 160): string {
 }
 
 /** One progress line per event, or undefined for events that print nothing. */
-export function formatEvent(event: RunEvent): string | undefined {
+export function formatEvent(event: RunEvent, runId = '<run-id>'): string | undefined {
   switch (event.kind) {
     case 'run_started':
       return `● run started · model ${event.model} · max ${event.maxIterations} iterations`;
@@ -53,14 +53,14 @@ export function formatEvent(event: RunEvent): string | undefined {
     case 'approval_requested':
       return (
         `⏸ approval needed for ${describeToolCall(event.name, event.input)} (tool call ${event.toolUseId})\n` +
-        `  durable-agent approve <run-id> ${event.toolUseId}   |   durable-agent deny <run-id> ${event.toolUseId} --reason "…"`
+        `  durable-agent approve ${runId} ${event.toolUseId}   |   durable-agent deny ${runId} ${event.toolUseId} --reason "…"`
       );
     case 'approval_resolved':
       return `  ${event.approved ? '✓ approved' : '✗ denied'} ${event.name} (${event.toolUseId})${event.reason ? `: ${event.reason}` : ''}`;
     case 'answer':
       return `\n${event.text.trim()}\n`;
     case 'awaiting_input':
-      return '… waiting for a message: durable-agent send <run-id> "<message>" (Ctrl-C to end the session)';
+      return `… waiting for a message: durable-agent send ${runId} "<message>" (Ctrl-C ends the session)`;
     case 'run_finished':
       return undefined;
     default: {

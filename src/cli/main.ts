@@ -1,17 +1,31 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { parseArgs } from 'node:util';
-import { connectClient, getRun, interruptRun, queryState, runResult } from '../client';
+import {
+  approveTool,
+  connectClient,
+  denyTool,
+  getRun,
+  interruptRun,
+  queryState,
+  runResult,
+  sendMessage,
+} from '../client';
 import { temporalConfig } from '../config';
 import { isReachable, runForegroundDevServer, webUiLink } from '../server/dev-server';
 import { connectWorker, createAgentWorker, defaultActivityDeps } from '../worker';
 import { exitLine, formatResult, formatState } from './format';
-import { runCommand } from './run-command';
+import { follow, runCommand } from './run-command';
 
 const USAGE = `durable-agent: an LLM agent loop that runs as a durable Temporal workflow
 
 Usage:
   durable-agent run "<prompt>" [--model M] [--max-iterations N] [--max-budget-usd X] [--max-tokens N]
                                [--workspace DIR] [--system S] [--id ID] [--detach] [--json] [--no-inline-worker]
+                               [--session] [--approve] [--approval-timeout SECONDS] [--require-done-tool]
+  durable-agent follow <id> [--json]
+  durable-agent send <id> "<message>"
+  durable-agent approve <id> <toolUseId>
+  durable-agent deny <id> <toolUseId> [--reason R]
   durable-agent status <id> [--json]
   durable-agent interrupt <id> [--reason R]
   durable-agent result <id> [--json]
@@ -59,6 +73,10 @@ export async function main(argv: string[]): Promise<number> {
           detach: { type: 'boolean', default: false },
           json: { type: 'boolean', default: false },
           'no-inline-worker': { type: 'boolean', default: false },
+          session: { type: 'boolean', default: false },
+          approve: { type: 'boolean', default: false },
+          'require-done-tool': { type: 'boolean', default: false },
+          'approval-timeout': { type: 'string' },
         },
       });
       const prompt = positionals.join(' ');
@@ -76,6 +94,10 @@ export async function main(argv: string[]): Promise<number> {
           detach: values.detach ?? false,
           json: values.json ?? false,
           inlineWorker: !values['no-inline-worker'],
+          session: values.session ?? false,
+          approve: values.approve ?? false,
+          requireDoneTool: values['require-done-tool'] ?? false,
+          approvalTimeoutSeconds: numberFlag('approval-timeout', values['approval-timeout'], false),
         },
         config,
       );
@@ -113,6 +135,49 @@ export async function main(argv: string[]): Promise<number> {
       const id = requireId(positionals, 'interrupt');
       await interruptRun(getRun(await connectClient(config), id), values.reason);
       say(`Interrupt sent to ${id}.`);
+      return 0;
+    }
+    case 'follow': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { json: { type: 'boolean', default: false } },
+      });
+      const id = requireId(positionals, 'follow');
+      const out = values.json ? (line: string) => process.stderr.write(`${line}\n`) : say;
+      const result = await follow(getRun(await connectClient(config), id), out);
+      if (values.json) say(JSON.stringify(result, null, 2));
+      else say(formatResult(result, webUiLink(config.namespace, id)));
+      if (result.exitReason !== 'completed') process.stderr.write(`${exitLine(result)}\n`);
+      return result.exitReason === 'completed' ? 0 : 1;
+    }
+    case 'send': {
+      const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
+      const id = requireId(positionals, 'send');
+      const message = positionals.slice(1).join(' ');
+      if (!message.trim()) throw new UsageError('send needs a message: durable-agent send <id> "<message>"');
+      const accepted = await sendMessage(getRun(await connectClient(config), id), message);
+      say(
+        `Message sent to ${id}: taken at its next iteration boundary (${accepted.pendingMessages} waiting). ` +
+          `Watch it with: durable-agent follow ${id}`,
+      );
+      return 0;
+    }
+    case 'approve':
+    case 'deny': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { reason: { type: 'string' } },
+      });
+      const id = requireId(positionals, command);
+      const toolUseId = positionals[1];
+      if (!toolUseId)
+        throw new UsageError(`${command} needs a tool call id: durable-agent ${command} <id> <toolUseId>`);
+      const handle = getRun(await connectClient(config), id);
+      const decision =
+        command === 'approve' ? await approveTool(handle, toolUseId) : await denyTool(handle, toolUseId, values.reason);
+      say(`${decision.approved ? 'Approved' : 'Denied'} ${decision.name} call ${toolUseId} in ${id}.`);
       return 0;
     }
     case 'result': {
@@ -189,7 +254,9 @@ export function runCli(argv: string[]): void {
         process.stderr.write(`error: no such run: ${e.message}\n`);
         process.exit(1);
       }
-      process.stderr.write(`error: ${(e as Error).message ?? String(e)}\n`);
+      // Update and workflow failures say what went wrong in their cause (a validator's message, say).
+      const cause = (e as { cause?: { message?: string } }).cause?.message;
+      process.stderr.write(`error: ${(e as Error).message ?? String(e)}${cause ? `: ${cause}` : ''}\n`);
       process.exit(1);
     },
   );

@@ -21,6 +21,10 @@ export interface RunFlags {
   detach: boolean;
   json: boolean;
   inlineWorker: boolean;
+  session: boolean;
+  approve: boolean;
+  requireDoneTool: boolean;
+  approvalTimeoutSeconds?: number;
 }
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -44,6 +48,10 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
     ...(flags.maxBudgetUsd !== undefined ? { maxBudgetUsd: flags.maxBudgetUsd } : {}),
     ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
     ...(flags.systemPrompt !== undefined ? { systemPrompt: flags.systemPrompt } : {}),
+    ...(flags.session ? { session: true } : {}),
+    ...(flags.approve ? { approveMutating: true } : {}),
+    ...(flags.requireDoneTool ? { requireDoneTool: true } : {}),
+    ...(flags.approvalTimeoutSeconds !== undefined ? { approvalTimeoutSeconds: flags.approvalTimeoutSeconds } : {}),
   };
   const parsed = parseRunInput(input);
   if (!parsed.ok) {
@@ -115,7 +123,7 @@ export async function follow(handle: AgentHandle, out: (line: string) => void): 
         const page = await queryEvents(handle, cursor);
         failures = 0;
         for (const event of page.events) {
-          const line = formatEvent(event);
+          const line = formatEvent(event, handle.workflowId);
           if (line) out(line);
         }
         cursor = page.cursor;
@@ -129,7 +137,7 @@ export async function follow(handle: AgentHandle, out: (line: string) => void): 
     try {
       const page = await queryEvents(handle, cursor);
       for (const event of page.events) {
-        const line = formatEvent(event);
+        const line = formatEvent(event, handle.workflowId);
         if (line) out(line);
       }
     } catch {
