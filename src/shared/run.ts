@@ -215,7 +215,7 @@ export interface EventsQueryInput {
 }
 export interface EventsPage {
   events: RunEvent[];
-  /** The `seq` of the newest event (0 if none): pass it back as `after`. */
+  /** The `seq` of the newest event returned (of the newest event if none): pass it back as `after`. */
   cursor: number;
   /** True when events older than the first returned one were dropped from the bounded log. */
   truncated: boolean;

@@ -91,6 +91,10 @@ const toolActivities = proxyActivities<Activities>({
   retry: TOOL_RETRY,
 });
 
+/** Events per `events` query page, and the model text kept per progress event (the answer event keeps all). */
+const EVENTS_PER_PAGE = 200;
+const EVENT_TEXT_CHARS = 1000;
+
 /** Progress events carried into the next execution on continue-as-new. */
 const EVENTS_CARRIED_OVER = 200;
 
@@ -222,11 +226,15 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     pendingMessages: pendingMessages.length,
     session,
   }));
-  setHandler(eventsQuery, ({ after }) => ({
-    events: events.filter((e) => e.seq > after),
-    cursor: seq,
-    truncated: droppedEvents && (events[0]?.seq ?? 0) > after + 1,
-  }));
+  setHandler(eventsQuery, ({ after }) => {
+    // Pages are bounded so a query result stays small however far behind the reader is.
+    const page = events.filter((e) => e.seq > after).slice(0, EVENTS_PER_PAGE);
+    return {
+      events: page,
+      cursor: page.length ? (page[page.length - 1]?.seq ?? seq) : seq,
+      truncated: droppedEvents && (events[0]?.seq ?? 0) > after + 1,
+    };
+  });
   setHandler(interruptSignal, ({ reason } = {}) => {
     if (interrupt || finalStatus) return;
     interrupt = reason !== undefined ? { reason } : {};
@@ -537,7 +545,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         stopReason: response.stopReason,
         usage: response.usage,
         costUsd: callCost,
-        text,
+        text: text.length > EVENT_TEXT_CHARS ? `${text.slice(0, EVENT_TEXT_CHARS)}…` : text,
       });
       index();
 
