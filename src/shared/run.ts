@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOKENS } from './constants';
+import { runTimeoutsSchema } from './run-timeouts';
 import type { ConversationSnapshot } from './conversation';
 import type { StopReason, Usage } from './messages';
 
@@ -73,6 +74,8 @@ export const agentRunInputSchema = z
       .max(7 * 24 * 3600, 'approvalTimeoutSeconds must be at most 7 days')
       .optional(),
     requireDoneTool: z.boolean().optional(),
+    /** Per-run liveness timeouts and retry bounds of model and tool calls; defaults in constants.ts. */
+    timeouts: runTimeoutsSchema.optional(),
     continueAsNewAfter: z
       .strictObject({
         events: z.number().int().min(50, 'continueAsNewAfter.events must be at least 50').optional(),

@@ -27,14 +27,8 @@ import {
   DEFAULTS,
   ErrorTypes,
   MAX_RETAINED_EVENTS,
-  MODEL_HEARTBEAT_TIMEOUT,
-  MODEL_RETRY,
-  MODEL_START_TO_CLOSE_TIMEOUT,
   SUMMARY_FALLBACK_TEXT,
   SUMMARY_INSTRUCTION,
-  TOOL_HEARTBEAT_TIMEOUT,
-  TOOL_RETRY,
-  TOOL_START_TO_CLOSE_TIMEOUT,
   ZERO_USAGE,
   addUsage,
   approveToolUpdate,
@@ -74,22 +68,11 @@ import type {
   ToolUseBlock,
   Usage,
 } from '../shared';
+import { modelActivityOptions, toolActivityOptions } from '../shared/run-timeouts';
 import { COMPACTION_INSTRUCTION, compactedConversation } from './compaction';
 import { Conversation } from './conversation';
 import { describeToolCall, modelCallSummary } from './summaries';
 import { CONTINUE_AFTER_MAX_TOKENS, DONE_TOOL_NUDGE, classifyTurn, truncatedToolCallError } from './turn-outcome';
-
-const modelActivities = proxyActivities<Activities>({
-  startToCloseTimeout: MODEL_START_TO_CLOSE_TIMEOUT,
-  heartbeatTimeout: MODEL_HEARTBEAT_TIMEOUT,
-  retry: MODEL_RETRY,
-});
-
-const toolActivities = proxyActivities<Activities>({
-  startToCloseTimeout: TOOL_START_TO_CLOSE_TIMEOUT,
-  heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT,
-  retry: TOOL_RETRY,
-});
 
 /** Events per `events` query page, and the model text kept per progress event (the answer event keeps all). */
 const EVENTS_PER_PAGE = 200;
@@ -117,6 +100,9 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const parsed = parseRunInput(rawInput);
   if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.error, ErrorTypes.InvalidInput);
   const input = parsed.input;
+  // Liveness timeouts and retry bounds: the defaults in constants.ts unless the run sets `timeouts`.
+  const modelActivities = proxyActivities<Activities>(modelActivityOptions(input.timeouts));
+  const toolActivities = proxyActivities<Activities>(toolActivityOptions(input.timeouts));
   const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
   const maxIterations = input.maxIterations ?? DEFAULTS.maxIterations;
   const maxTokens = input.maxTokens ?? DEFAULTS.maxTokens;
