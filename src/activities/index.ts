@@ -28,6 +28,8 @@ export interface ActivityDeps {
   toolHeartbeatIntervalMs?: number;
   /** The worker's conversation cache; one per worker process (a fresh one by default). */
   conversations?: ConversationCache;
+  /** This worker's own task queue, which runs route their next calls to (sticky activities). */
+  workerQueue?: string;
 }
 
 /**
@@ -62,7 +64,7 @@ export function createActivities(deps: ActivityDeps) {
       role: 'assistant',
       content: response.content,
     });
-    return response;
+    return deps.workerQueue ? { ...response, workerQueue: deps.workerQueue } : response;
   }
 
   /**
@@ -100,8 +102,8 @@ export function createActivities(deps: ActivityDeps) {
     const tool = deps.tools.get(input.name);
     // A mutating tool whose earlier attempt may have started (worker lost mid-call, timeout) is not
     // re-run blindly: the model is told the outcome is unknown and can check and decide.
-    if (tool?.sideEffect === 'mutating' && ctx.info.attempt > 1) {
-      return { content: await outcomeUnknownMessage(input, workspace, ctx.info.attempt), isError: true };
+    if (tool?.sideEffect === 'mutating' && (ctx.info.attempt > 1 || input.mayHaveStarted)) {
+      return { content: await outcomeUnknownMessage(input, workspace, Math.max(ctx.info.attempt, 2)), isError: true };
     }
     const timer = setInterval(() => ctx.heartbeat(), heartbeatEveryMs);
     try {

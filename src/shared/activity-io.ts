@@ -16,7 +16,10 @@ export interface CallModelInput {
   toolChoice?: ToolChoice;
   maxTokens: number;
 }
-export type CallModelOutput = ModelResponse;
+export interface CallModelOutput extends ModelResponse {
+  /** The task queue of the worker that now holds the conversation: the run's next calls go there. */
+  workerQueue?: string;
+}
 
 /** Input of `summarizeRun`: the closing summary at the iteration limit, and compaction. */
 export interface SummarizeRunInput extends Omit<CallModelInput, 'toolChoice'> {
@@ -36,6 +39,11 @@ export interface RunToolInput {
   workspace?: string;
   /** The run's conversation: the worker keeps the result so the next model call can take it by reference. */
   conversationId?: string;
+  /**
+   * An earlier scheduling of this call may have started on a worker that is gone (the workflow
+   * fell back from that worker's queue): a mutating tool then reports an unknown outcome instead of running.
+   */
+  mayHaveStarted?: boolean;
 }
 export interface RunToolOutput {
   content: string;

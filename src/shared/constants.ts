@@ -35,6 +35,13 @@ export const MODEL_RETRY = {
   maximumAttempts: 10,
 } as const;
 
+/**
+ * A run's model and tool calls go to the task queue of the worker that holds its conversation
+ * (the "sticky activity queue" pattern). If no worker takes a call there within this time (the
+ * worker is gone or saturated), the call falls back to the shared queue.
+ */
+export const STICKY_SCHEDULE_TO_START_TIMEOUT = '10 seconds';
+
 /** Tool activity timing: bash may run up to 600 s, so the activity gets a little more. */
 export const TOOL_START_TO_CLOSE_TIMEOUT = '11 minutes';
 export const TOOL_HEARTBEAT_TIMEOUT = '30 seconds';

@@ -119,6 +119,8 @@ export interface RunContinuation {
   pendingMessages: string[];
   /** A session that had answered and was waiting for input. */
   awaitingInput: boolean;
+  /** The task queue of the worker holding the conversation, if any. */
+  workerQueue?: string;
 }
 
 /** One line per problem: `maxIterations: maxIterations must be at least 1`. */

@@ -1,5 +1,6 @@
 import {
   ActivityFailure,
+  type ActivityOptions,
   ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
@@ -11,10 +12,11 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  TimeoutFailure,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { TimeoutType, type SearchAttributeUpdatePair } from '@temporalio/common';
 import type { Activities } from '../activities';
 import {
   BUILTIN_SIDE_EFFECTS,
@@ -27,6 +29,7 @@ import {
   DEFAULTS,
   ErrorTypes,
   MAX_RETAINED_EVENTS,
+  STICKY_SCHEDULE_TO_START_TIMEOUT,
   SUMMARY_FALLBACK_TEXT,
   SUMMARY_INSTRUCTION,
   ZERO_USAGE,
@@ -55,6 +58,7 @@ import type {
   ConversationDelta,
   ApprovalInput,
   ApprovalResult,
+  CallModelOutput,
   ContentBlock,
   ExitReason,
   ModelResponse,
@@ -159,6 +163,30 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
 
   // Search attributes add history events; runs recorded before them replay without.
   const indexed = patched('search-attributes');
+  // Routing calls to the worker that holds the conversation changes the commands' task queue.
+  const sticky = patched('sticky-activities');
+  let workerQueue: string | undefined = resume?.workerQueue;
+
+  /**
+   * Runs an activity on the worker that holds the conversation when there is one. If that worker
+   * does not take it in time (gone, saturated), the run forgets it and `fallback` decides what to
+   * do on the shared queue; the failure says whether a worker ever started the call.
+   */
+  const onWorker = async <T>(
+    call: (options: ActivityOptions | Record<string, never>) => Promise<T>,
+    fallback: (startedBy: string | undefined) => Promise<T>,
+  ): Promise<T> => {
+    const queue = sticky ? workerQueue : undefined;
+    if (!queue) return call({});
+    try {
+      return await call({ taskQueue: queue, scheduleToStartTimeout: STICKY_SCHEDULE_TO_START_TIMEOUT });
+    } catch (err) {
+      if (!isScheduleToStartTimeout(err)) throw err;
+      if (workerQueue === queue) workerQueue = undefined;
+      emit({ kind: 'notice', message: `worker queue ${queue} did not take the call; using the shared queue` });
+      return fallback(err instanceof ActivityFailure ? err.identity || undefined : undefined);
+    }
+  };
   const index = (): void => {
     if (!indexed) return;
     const pairs: SearchAttributeUpdatePair[] = [
@@ -284,14 +312,22 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
    * worker, a restart, an eviction) fails fast with a cache miss; the conversation then goes once
    * in full.
    */
-  const withConversation = async <T>(call: (conversation: ConversationDelta) => Promise<T>): Promise<T> => {
-    if (!conversation.hasSyncedPrefix) return call(conversation.delta(true));
+  const withConversation = async <T>(
+    call: (conversation: ConversationDelta, options: ActivityOptions | Record<string, never>) => Promise<T>,
+  ): Promise<T> => {
+    // A call that falls back from a gone worker lands on one without the conversation: send it whole.
+    const attempt = (full: boolean) =>
+      onWorker(
+        (options) => call(conversation.delta(full), options),
+        () => call(conversation.delta(true), {}),
+      );
+    if (!conversation.hasSyncedPrefix) return attempt(true);
     try {
-      return await call(conversation.delta(false));
+      return await attempt(false);
     } catch (err) {
       if (failureType(err) !== CACHE_MISS_ERROR_TYPE) throw err;
       log.info('conversation cache miss; resending the whole conversation', { error: failureMessage(err) });
-      return call(conversation.delta(true));
+      return attempt(true);
     }
   };
 
@@ -353,17 +389,20 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     let content: string;
     let isError: boolean;
     try {
-      ({ content, isError } = await toolActivities.runTool.executeWithOptions(
-        { summary: describeToolCall(toolUse.name, toolUse.input) },
-        [
-          {
-            toolUseId: toolUse.id,
-            name: toolUse.name,
-            input: toolUse.input,
-            workspace: input.workspace,
-            conversationId: conversation.id,
-          },
-        ],
+      const args = {
+        toolUseId: toolUse.id,
+        name: toolUse.name,
+        input: toolUse.input,
+        workspace: input.workspace,
+        conversationId: conversation.id,
+      };
+      const summary = describeToolCall(toolUse.name, toolUse.input);
+      ({ content, isError } = await onWorker(
+        (options) => toolActivities.runTool.executeWithOptions({ summary, ...options }, [args]),
+        (startedBy) =>
+          toolActivities.runTool.executeWithOptions({ summary }, [
+            startedBy ? { ...args, mayHaveStarted: true } : args,
+          ]),
       ));
       conversation.markToolResultCached(toolUse.id);
     } catch (err) {
@@ -386,8 +425,8 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
 
   /** A summary call over the conversation with a closing instruction; the conversation is unchanged. */
   const summaryCall = async (instruction: string, label: string): Promise<string> => {
-    const { text, response } = await withConversation((delta) =>
-      modelActivities.summarizeRun.executeWithOptions({ summary: `${label} · ${model}` }, [
+    const { text, response } = await withConversation((delta, options) =>
+      modelActivities.summarizeRun.executeWithOptions({ summary: `${label} · ${model}`, ...options }, [
         { model, system: input.systemPrompt, conversation: delta, toolNames, extraToolNames, maxTokens, instruction },
       ]),
     );
@@ -449,6 +488,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       needsCompaction,
       pendingMessages,
       awaitingInput: false,
+      ...(workerQueue ? { workerQueue } : {}),
     };
     return continueAsNew<typeof agentWorkflow>({ ...rawInput, resume: carried });
   };
@@ -497,20 +537,23 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       takePendingMessages();
 
       emit({ kind: 'model_call_started', iteration: iteration + 1 });
-      let response: ModelResponse;
+      let response: CallModelOutput;
       try {
-        response = await withConversation((delta) =>
-          modelActivities.callModel.executeWithOptions({ summary: modelCallSummary(model, iteration + 1) }, [
-            {
-              model,
-              system: input.systemPrompt,
-              conversation: delta,
-              toolNames,
-              extraToolNames,
-              maxTokens,
-              toolChoice: { type: 'auto' },
-            },
-          ]),
+        response = await withConversation((delta, options) =>
+          modelActivities.callModel.executeWithOptions(
+            { summary: modelCallSummary(model, iteration + 1), ...options },
+            [
+              {
+                model,
+                system: input.systemPrompt,
+                conversation: delta,
+                toolNames,
+                extraToolNames,
+                maxTokens,
+                toolChoice: { type: 'auto' },
+              },
+            ],
+          ),
         );
       } catch (err) {
         if (isCancellation(err)) throw err;
@@ -518,6 +561,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         return new LoopExit('failed', lastAssistantText, { type: failureType(err), message: failureMessage(err) });
       }
       iteration += 1;
+      if (sticky && response.workerQueue) workerQueue = response.workerQueue;
       lastStopReason = response.stopReason;
       const callCost = account(response);
       // The assistant turn goes back exactly as returned: thinking blocks included, unmodified, in order.
@@ -635,6 +679,14 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
 function doneSummary(done: ToolUseBlock | undefined): string | undefined {
   const summary = (done?.input as { summary?: unknown } | undefined)?.summary;
   return typeof summary === 'string' && summary.trim() ? summary : undefined;
+}
+
+function isScheduleToStartTimeout(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof TimeoutFailure &&
+    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
+  );
 }
 
 function interrupted(interrupt: { reason?: string }, lastText: string): LoopExit {
