@@ -9,6 +9,9 @@ import { temporalConfig, type TemporalConfig } from './config';
 import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage } from './shared';
 import type { ApprovalResult, SendMessageResult } from './shared';
 import {
+  BUILTIN_TOOL_NAMES,
+  DEFAULTS,
+  DEFAULT_ANTHROPIC_MODEL,
   WORKFLOW_TYPE,
   approveToolUpdate,
   denyToolUpdate,
@@ -32,6 +35,31 @@ export function newRunId(now = new Date()): string {
   return `agent-${stamp}-${Math.random().toString(36).slice(2, 6)}`;
 }
 
+/**
+ * The run's fixed settings as markdown, shown as the workflow's static details in the Web UI. What
+ * the input leaves out is shown as the workflow will resolve it (model, iterations), or as left to
+ * the worker (workspace).
+ */
+export function runDetails(input: AgentRunInput): string {
+  const limits = [
+    `${input.maxIterations ?? DEFAULTS.maxIterations} iterations`,
+    input.maxBudgetUsd !== undefined ? `budget $${input.maxBudgetUsd}` : 'no budget limit',
+    `${input.maxTokens ?? DEFAULTS.maxTokens} max tokens per model call`,
+  ];
+  const modes = [
+    input.session ? 'session (stays open for follow-up messages)' : undefined,
+    input.approveMutating ? 'mutating tools need approval' : undefined,
+    input.requireDoneTool ? 'ends when the model calls `done`' : undefined,
+  ].filter((m): m is string => m !== undefined);
+  return [
+    `- **Model:** \`${input.model ?? DEFAULT_ANTHROPIC_MODEL}\``,
+    `- **Limits:** ${limits.join(' · ')}`,
+    `- **Workspace:** ${input.workspace ? `\`${input.workspace}\`` : "the worker's working directory"}`,
+    `- **Tools:** ${(input.tools ?? BUILTIN_TOOL_NAMES).join(', ')}`,
+    ...(modes.length ? [`- **Mode:** ${modes.join(' · ')}`] : []),
+  ].join('\n');
+}
+
 export async function startRun(
   client: Client,
   input: AgentRunInput,
@@ -42,6 +70,7 @@ export async function startRun(
     taskQueue: options.taskQueue,
     workflowId: options.workflowId,
     staticSummary: input.prompt.split('\n')[0]?.slice(0, 200),
+    staticDetails: runDetails(input),
   });
 }
 
