@@ -14,6 +14,7 @@ import { temporalConfig } from '../config';
 import { isReachable, runForegroundDevServer, webUiLink } from '../server/dev-server';
 import { connectWorker, createAgentWorker, defaultActivityDeps } from '../worker';
 import { exitLine, formatResult, formatState } from './format';
+import { DEFAULT_LIST_LIMIT, RUN_STATUSES, isRunStatus, listCommand } from './list-command';
 import { follow, runCommand } from './run-command';
 
 const USAGE = `durable-agent: an LLM agent loop that runs as a durable Temporal workflow
@@ -29,6 +30,7 @@ Usage:
   durable-agent status <id> [--json]
   durable-agent interrupt <id> [--reason R]
   durable-agent result <id> [--json]
+  durable-agent list [--status S] [--limit N] [--query Q] [--json]
   durable-agent worker
   durable-agent server [--ui-port N] [--db-filename FILE]
 
@@ -193,6 +195,25 @@ export async function main(argv: string[]): Promise<number> {
       else say(formatResult(result, webUiLink(config.namespace, id)));
       if (result.exitReason !== 'completed') process.stderr.write(`${exitLine(result)}\n`);
       return result.exitReason === 'completed' ? 0 : 1;
+    }
+    case 'list': {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          status: { type: 'string' },
+          limit: { type: 'string' },
+          query: { type: 'string' },
+          json: { type: 'boolean', default: false },
+        },
+      });
+      const status = values.status;
+      if (status !== undefined && !isRunStatus(status)) {
+        throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}; got '${status}'`);
+      }
+      const limit = numberFlag('limit', values.limit, true) ?? DEFAULT_LIST_LIMIT;
+      if (limit < 1) throw new UsageError(`--limit must be at least 1, got ${limit}`);
+      const flags = { status, limit, query: values.query, json: values.json ?? false };
+      return listCommand(flags, await connectClient(config), say);
     }
     case 'worker': {
       parseArgs({ args: rest, options: {} });

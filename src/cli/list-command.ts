@@ -1,0 +1,165 @@
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import type { RunStatus } from '../shared';
+import {
+  TERMINAL_STATUSES,
+  WORKFLOW_TYPE,
+  costSearchAttribute,
+  iterationsSearchAttribute,
+  modelSearchAttribute,
+  statusSearchAttribute,
+} from '../shared';
+import { formatCost } from './format';
+
+export const DEFAULT_LIST_LIMIT = 20;
+
+/** Every value the workflow writes into `DurableAgentStatus`, the values `--status` accepts. */
+export const RUN_STATUSES = [
+  'running',
+  'awaiting_approval',
+  'awaiting_input',
+  ...TERMINAL_STATUSES,
+] as const satisfies readonly RunStatus[];
+
+export function isRunStatus(value: string): value is RunStatus {
+  return (RUN_STATUSES as readonly string[]).includes(value);
+}
+
+export interface ListFlags {
+  status?: RunStatus;
+  limit: number;
+  /** A raw visibility query; replaces the default filter. */
+  query?: string;
+  json: boolean;
+}
+
+/** One run as `list` shows it. Fields our search attributes carry are `null` for runs without them. */
+export interface RunListing {
+  workflowId: string;
+  runId: string;
+  /** Our status while Temporal has the run open or once it ended normally; Temporal's when it ended otherwise. */
+  status: string;
+  /** Temporal's execution status, e.g. `RUNNING`, `COMPLETED`, `TERMINATED`. */
+  executionStatus: string;
+  iterations: number | null;
+  /** `null` when unknown: a run on a model without a price, or one without our search attributes. */
+  costUsd: number | null;
+  model: string | null;
+  startTime: string;
+  closeTime: string | null;
+  taskQueue: string;
+}
+
+/**
+ * The visibility query for `list`: agent runs (without the closed executions that handed over to a
+ * continue-as-new successor), or the raw `--query`; `--status` narrows either.
+ */
+export function listQuery(flags: Pick<ListFlags, 'status' | 'query'>): string {
+  const base = flags.query?.trim();
+  const status = flags.status ? `${statusSearchAttribute.name} = '${flags.status}'` : undefined;
+  if (base) return status ? `(${base}) AND ${status}` : base;
+  return [`WorkflowType = '${WORKFLOW_TYPE}'`, `ExecutionStatus != 'ContinuedAsNew'`, ...(status ? [status] : [])].join(
+    ' AND ',
+  );
+}
+
+function attribute(info: WorkflowExecutionInfo, name: string): unknown {
+  const typed = info.typedSearchAttributes.getAll().find((pair) => pair.key.name === name)?.value;
+  if (typed !== undefined) return typed;
+  // Servers that omit type metadata still return the raw value.
+  const raw = info.searchAttributes?.[name];
+  return Array.isArray(raw) ? raw[0] : undefined;
+}
+
+export function toListing(info: WorkflowExecutionInfo): RunListing {
+  const stored = attribute(info, statusSearchAttribute.name);
+  const ours = typeof stored === 'string' ? stored : undefined;
+  const executionStatus = info.status.name;
+  const endedOurWay = ours !== undefined && (TERMINAL_STATUSES as readonly string[]).includes(ours);
+  // A run terminated, cancelled or timed out by Temporal never wrote its end: Temporal knows better.
+  const status =
+    ours !== undefined && (executionStatus === 'RUNNING' || endedOurWay) ? ours : executionStatus.toLowerCase();
+  const iterations = attribute(info, iterationsSearchAttribute.name);
+  const cost = attribute(info, costSearchAttribute.name);
+  const model = attribute(info, modelSearchAttribute.name);
+  return {
+    workflowId: info.workflowId,
+    runId: info.runId,
+    status,
+    executionStatus,
+    iterations: typeof iterations === 'number' ? iterations : null,
+    costUsd: typeof cost === 'number' ? cost : null,
+    model: typeof model === 'string' ? model : null,
+    startTime: info.startTime.toISOString(),
+    closeTime: info.closeTime ? info.closeTime.toISOString() : null,
+    taskQueue: info.taskQueue,
+  };
+}
+
+/** Up to `limit` runs matching the query, in the server's order (open runs first, then most recently closed). */
+export async function listRuns(client: Client, flags: Pick<ListFlags, 'status' | 'query' | 'limit'>) {
+  const query = listQuery(flags);
+  const runs: RunListing[] = [];
+  try {
+    for await (const info of client.workflow.list({ query, pageSize: Math.min(flags.limit, 1000) })) {
+      runs.push(toListing(info));
+      if (runs.length >= flags.limit) break;
+    }
+  } catch (e) {
+    const message = (e as Error).message ?? String(e);
+    if (message.includes(statusSearchAttribute.name)) {
+      throw new Error(
+        `The server does not know durable-agent's search attributes (${message}). The embedded dev server ` +
+          'registers them; on another cluster run the temporal-setup step of docker-compose.yml, or ' +
+          '`temporal operator search-attribute create` for each of DurableAgentStatus, DurableAgentIterations, ' +
+          'DurableAgentCostUsd and DurableAgentModel.',
+      );
+    }
+    throw e;
+  }
+  return { query, runs };
+}
+
+/** `2026-11-22 03:49:37` in local time. */
+function localTime(iso: string): string {
+  const d = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return (
+    `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+  );
+}
+
+export function formatRunList(runs: RunListing[]): string {
+  const rows = runs.map((r) => {
+    // Runs without our attributes (older ones) carry no cost: a dash, not "unknown".
+    const known = r.model !== null || r.iterations !== null;
+    return [
+      r.workflowId,
+      r.status,
+      r.iterations === null ? '-' : String(r.iterations),
+      known ? formatCost(r.costUsd) : '-',
+      r.model ?? '-',
+      localTime(r.startTime),
+    ];
+  });
+  const header = ['ID', 'STATUS', 'ITER', 'COST', 'MODEL', 'STARTED'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const rightAligned = new Set([2, 3]);
+  return [header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, i) => (rightAligned.has(i) ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** `durable-agent list`: recent runs from the visibility store (our search attributes, or what Temporal knows). */
+export async function listCommand(flags: ListFlags, client: Client, out: (line: string) => void): Promise<number> {
+  const { query, runs } = await listRuns(client, flags);
+  if (flags.json) out(JSON.stringify(runs, null, 2));
+  else if (runs.length === 0) out(`No runs match: ${query}`);
+  else out(formatRunList(runs));
+  return 0;
+}
