@@ -193,8 +193,9 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       { key: statusSearchAttribute, value: currentStatus() },
       { key: iterationsSearchAttribute, value: iteration },
       { key: modelSearchAttribute, value: model },
+      // An unknown cost removes the attribute: a stale number would read as a price.
+      { key: costSearchAttribute, value: costUsd },
     ];
-    if (costUsd !== null) pairs.push({ key: costSearchAttribute, value: costUsd });
     upsertSearchAttributes(pairs);
   };
 

@@ -212,11 +212,7 @@ test('list shows status, iterations, cost and model from the search attributes, 
   );
 }, 90_000);
 
-// KNOWN BUG (workflow side, src/workflows/agent-workflow.ts `index()`): the run starts with cost 0
-// and, once its cost turns unknown, stops upserting DurableAgentCostUsd instead of removing it
-// (`{ key: costSearchAttribute, value: null }`), so visibility keeps the stale 0. `test.failing`
-// passes while the bug is there and fails once it is fixed: then make this a plain `test`.
-test.failing('a run on a model without a price lists its cost as unknown, never as 0', async () => {
+test('a run on a model without a price lists its cost as unknown, never as 0', async () => {
   const model = new ScriptedModel([text('priceless', { usage: { inputTokens: 10, outputTokens: 5 } })]);
   const workflowId = id('unpriced');
   const result = await withWorker(env, { model }, async (taskQueue) =>
