@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
-import type { AgentRunState } from '../../src/shared';
-import { stateQuery } from '../../src/shared';
+import { waitForState } from '../support/run-helpers';
 import { connectTestEnv, tempWorkspace, testAddress, uniqueQueue, withWorker, type TestEnv } from '../support/temporal';
 
 // The real CLI (the built bin, as a user runs it) against the test server and an in-test worker.
@@ -34,20 +33,6 @@ function cli(args: string[], taskQueue: string): { done: Promise<CliRun> } {
   return { done: new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr }))) };
 }
 
-async function waitForState(id: string, predicate: (s: AgentRunState) => boolean): Promise<AgentRunState> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      const state = await env.client.workflow.getHandle(id).query(stateQuery);
-      if (predicate(state)) return state;
-    } catch {
-      // Not started yet.
-    }
-    if (Date.now() > deadline) throw new Error(`run ${id} never reached the expected state`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-
 test('approve, deny, send, status and interrupt from the CLI steer a live session', async () => {
   const workspace = await tempWorkspace('cli');
   const model = new ScriptedModel([
@@ -75,7 +60,7 @@ test('approve, deny, send, status and interrupt from the CLI steer a live sessio
       ],
       taskQueue,
     );
-    await waitForState(id, (s) => s.status === 'awaiting_approval');
+    await waitForState(env.client.workflow.getHandle(id), (s) => s.status === 'awaiting_approval');
 
     const wrong = await cli(['deny', id, 'toolu_nope'], taskQueue).done;
     expect(wrong.code).toBe(1);
@@ -85,10 +70,10 @@ test('approve, deny, send, status and interrupt from the CLI steer a live sessio
     expect(approved).toMatchObject({ code: 0 });
     expect(approved.stdout).toContain(`Approved write_file call toolu_w in ${id}.`);
 
-    await waitForState(id, (s) => s.status === 'awaiting_input');
+    await waitForState(env.client.workflow.getHandle(id), (s) => s.status === 'awaiting_input');
     const sent = await cli(['send', id, 'and', 'then?'], taskQueue).done;
     expect(sent.code).toBe(0);
-    await waitForState(id, (s) => s.status === 'awaiting_input' && s.iteration === 3);
+    await waitForState(env.client.workflow.getHandle(id), (s) => s.status === 'awaiting_input' && s.iteration === 3);
     expect(JSON.stringify(model.requests[2]?.messages.at(-1))).toContain('and then?');
 
     const status = await cli(['status', id, '--json'], taskQueue).done;

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { ScriptedModel, fail, text, toolUse } from '../../src/models/scripted';
 import type { ModelProvider } from '../../src/models/types';
-import type { AgentRunInput, AgentRunState, Message, ToolResultBlock } from '../../src/shared';
+import type { AgentRunInput } from '../../src/shared';
 import {
   SUMMARY_FALLBACK_TEXT,
   SUMMARY_INSTRUCTION,
@@ -15,6 +15,7 @@ import {
 } from '../../src/shared';
 import { createDefaultRegistry } from '../../src/tools';
 import type { agentWorkflow } from '../../src/workflows';
+import { toolResults, waitForState } from '../support/run-helpers';
 import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
 
 let env: TestEnv;
@@ -41,31 +42,11 @@ function start(taskQueue: string, input: Partial<AgentRunInput> & { prompt?: str
   });
 }
 
-function toolResults(message: Message | undefined): ToolResultBlock[] {
-  if (!message || typeof message.content === 'string') throw new Error('expected a user message of tool results');
-  return message.content.filter((b): b is ToolResultBlock => b.type === 'tool_result');
-}
-
 async function scheduledActivities(id: string): Promise<string[]> {
   const history = await env.client.workflow.getHandle(id).fetchHistory();
   return (history.events ?? [])
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
     .filter((n): n is string => !!n);
-}
-
-/** Waits until the run's state satisfies `predicate` (queries are answered by the running worker). */
-async function waitForState(
-  handle: { query: (q: typeof stateQuery) => Promise<AgentRunState> },
-  predicate: (s: AgentRunState) => boolean,
-  timeoutMs = 15_000,
-): Promise<AgentRunState> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await handle.query(stateQuery);
-    if (predicate(state)) return state;
-    if (Date.now() > deadline) throw new Error(`state never matched; last: ${JSON.stringify(state)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>

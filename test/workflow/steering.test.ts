@@ -2,7 +2,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
-import type { AgentRunInput, AgentRunState, Message, ToolResultBlock } from '../../src/shared';
+import type { AgentRunInput } from '../../src/shared';
 import {
   DONE_TOOL_NAME,
   WORKFLOW_TYPE,
@@ -11,9 +11,9 @@ import {
   eventsQuery,
   interruptSignal,
   sendMessageUpdate,
-  stateQuery,
 } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
+import { toolResults, waitForState } from '../support/run-helpers';
 import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
 
 let env: TestEnv;
@@ -35,22 +35,6 @@ function start(taskQueue: string, input: Partial<AgentRunInput>) {
     workflowId: `steer-${Date.now()}-${++counter}`,
     args: [{ prompt: 'help me', model: 'scripted-test', workspace, ...input }],
   });
-}
-
-type Handle = Awaited<ReturnType<typeof start>>;
-async function waitForState(handle: Handle, predicate: (s: AgentRunState) => boolean, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await handle.query(stateQuery);
-    if (predicate(state)) return state;
-    if (Date.now() > deadline) throw new Error(`state never matched; last: ${JSON.stringify(state)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function toolResults(message: Message | undefined): ToolResultBlock[] {
-  if (!message || typeof message.content === 'string') throw new Error('expected tool results');
-  return message.content.filter((b): b is ToolResultBlock => b.type === 'tool_result');
 }
 
 const exists = (file: string) =>

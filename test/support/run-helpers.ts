@@ -1,0 +1,37 @@
+import type { Message, ToolResultBlock } from '../../src/shared';
+import { stateQuery, type AgentRunState } from '../../src/shared';
+
+/** Anything that answers the `state` query: a workflow handle. */
+interface Queryable {
+  query(def: typeof stateQuery): Promise<AgentRunState>;
+}
+
+/**
+ * Polls the run's `state` query until `predicate` holds. Queries that fail (the run has not started
+ * yet) are retried until the deadline.
+ */
+export async function waitForState(
+  handle: Queryable,
+  predicate: (state: AgentRunState) => boolean,
+  timeoutMs = 20_000,
+): Promise<AgentRunState> {
+  const deadline = Date.now() + timeoutMs;
+  let last: AgentRunState | string = 'no answer yet';
+  for (;;) {
+    try {
+      const state = await handle.query(stateQuery);
+      if (predicate(state)) return state;
+      last = state;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`state never matched; last: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The tool_result blocks of a user message (throws if it is not one). */
+export function toolResults(message: Message | undefined): ToolResultBlock[] {
+  if (!message || typeof message.content === 'string') throw new Error('expected a user message of tool results');
+  return message.content.filter((b): b is ToolResultBlock => b.type === 'tool_result');
+}
