@@ -1,0 +1,194 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { execFileSync } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { BenchContext } from './context';
+import { historyCases, measureHistory, type HistoryFigure } from './history-figure';
+import { measureOverhead } from './overhead-figure';
+import { measureReplay, type ReplayTarget } from './replay-figure';
+import { formatReport, type BenchResults } from './report';
+import { bundleBenchWorkflows, externalServer, makeWorkDir, startBenchServer, type BenchServer } from './server';
+import { measureThroughput } from './throughput-figure';
+import { installQuietRuntime } from './workers';
+
+/**
+ * `npm run bench`: the figures of issue 4, ours (agentWorkflow on the production worker) side by side
+ * with a naive baseline, on a local Temporal dev server with the scripted model.
+ *
+ *   npm run bench                         all four figures (a few minutes)
+ *   npm run bench -- --quick              smaller runs, a smoke test (about a minute)
+ *   npm run bench -- --only=overhead,replay
+ *   npm run bench -- --out=FILE           where the JSON goes (default bench/results/bench-<time>.json)
+ *
+ * TEMPORAL_ADDRESS points it at an existing server instead of starting one.
+ */
+const FIGURES = ['history', 'overhead', 'throughput', 'replay'] as const;
+type Figure = (typeof FIGURES)[number];
+
+interface Args {
+  only: Set<Figure>;
+  quick: boolean;
+  out?: string;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { only: new Set(FIGURES), quick: false };
+  for (const arg of argv) {
+    const [flag, value] = arg.split('=', 2);
+    if (flag === '--quick') args.quick = true;
+    else if (flag === '--out' && value) args.out = value;
+    else if (flag === '--only' && value) {
+      const wanted = value.split(',').map((s) => s.trim());
+      const unknown = wanted.filter((w) => !(FIGURES as readonly string[]).includes(w));
+      if (unknown.length) throw new Error(`Unknown figure(s) ${unknown.join(', ')}; choose from ${FIGURES.join(', ')}`);
+      args.only = new Set(wanted as Figure[]);
+    } else {
+      throw new Error(
+        `Unknown argument '${arg}'. Usage: npm run bench -- [--quick] [--only=${FIGURES.join(',')}] [--out=FILE]`,
+      );
+    }
+  }
+  return args;
+}
+
+const repoRoot = path.resolve(__dirname, '..', '..');
+const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const began = performance.now();
+  installQuietRuntime();
+  const workDir = await makeWorkDir();
+  const cleanups: Array<() => Promise<void>> = [() => fs.rm(workDir, { recursive: true, force: true })];
+  try {
+    const workspace = path.join(workDir, 'workspace');
+    await fs.mkdir(workspace);
+    log('bundling the workflows (agentWorkflow + naive baseline)…');
+    const bundlePath = await bundleBenchWorkflows(workDir);
+    const open = async (server: BenchServer): Promise<BenchContext> => {
+      cleanups.unshift(() => server.stop());
+      const ctx = await connectContext(server, { bundlePath, workspace, quick: args.quick, log });
+      cleanups.unshift(ctx.close);
+      log(`server: ${server.description}`);
+      return ctx;
+    };
+    const external = externalServer();
+    const ctx = await open(external ?? (await startBenchServer('embedded', workDir, log)));
+    const results: BenchResults = { meta: describeRun(args, ctx.server) };
+
+    let history: HistoryFigure | undefined;
+    if (args.only.has('history')) {
+      history = await measureHistory(ctx, historyCases(args.quick));
+      results.history = history.rows;
+    }
+    if (args.only.has('overhead')) {
+      results.overhead = [{ server: ctx.server, ...(await measureOverhead(ctx)) }];
+      // The same figure where the dev server's transfer-queue poll limit does not set the pace.
+      if (!external) {
+        const tuned = await open(await startBenchServer('tuned', workDir, log));
+        results.overhead.push({ server: tuned.server, ...(await measureOverhead(tuned)) });
+      }
+    }
+    if (args.only.has('throughput')) results.throughput = await measureThroughput(ctx);
+    if (args.only.has('replay')) {
+      // Replay needs a 200-iteration history; without figure 1 in this run, make one.
+      history ??= await measureHistory(ctx, [{ iterations: args.quick ? 100 : 200, outputBytes: 8 * 1024 }], ['ours']);
+      results.replay = await measureReplay(ctx, replayTargets(history));
+    }
+
+    results.meta.totalSeconds = Math.round((performance.now() - began) / 1000);
+    results.meta.loadAverageAtEnd = loadAverage();
+    process.stdout.write(`\n${formatReport(results)}\n`);
+    const out =
+      args.out ?? path.join(repoRoot, 'bench', 'results', `bench-${results.meta.date.replace(/[:.]/g, '-')}.json`);
+    await fs.mkdir(path.dirname(out), { recursive: true });
+    await fs.writeFile(out, JSON.stringify(results, null, 2) + '\n');
+    process.stdout.write(`\nJSON: ${path.relative(process.cwd(), out) || out} · took ${results.meta.totalSeconds} s\n`);
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch((err) => log(`cleanup: ${String(err)}`));
+  }
+}
+
+/** Worker and client connections to one server, and what the figures need besides. */
+async function connectContext(
+  server: BenchServer,
+  shared: Pick<BenchContext, 'bundlePath' | 'workspace' | 'quick' | 'log'>,
+): Promise<BenchContext & { close(): Promise<void> }> {
+  const connection = await NativeConnection.connect({ address: server.address });
+  // Naive histories run to tens of MB: pages of them exceed gRPC's default 4 MB message limit.
+  const clientConnection = await Connection.connect({
+    address: server.address,
+    channelArgs: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 },
+  });
+  return {
+    ...shared,
+    client: new Client({ connection: clientConnection }),
+    connection,
+    address: server.address,
+    server: server.description,
+    serverCpuMs: () => server.cpuMs(),
+    async close() {
+      await clientConnection.close();
+      await connection.close();
+    },
+  };
+}
+
+/** The longest completed 8 KiB run of each subject, and any longer chain of ours. */
+function replayTargets(history: HistoryFigure): ReplayTarget[] {
+  const targets: ReplayTarget[] = [];
+  for (const subject of ['ours', 'naive'] as const) {
+    const longest = history.completed
+      .filter((c) => c.row.subject === subject && c.row.outputBytes === 8 * 1024)
+      .sort((a, b) => b.row.iterations - a.row.iterations)[0];
+    if (longest) targets.push(target(longest));
+  }
+  for (const c of history.completed) {
+    if (c.row.subject === 'ours' && c.row.outputBytes !== 8 * 1024) targets.push(target(c));
+  }
+  return targets;
+}
+
+function target(c: HistoryFigure['completed'][number]): ReplayTarget {
+  const { row } = c;
+  return { label: `${row.subject} · ${row.iterations} × ${row.outputBytes / 1024} KiB`, ...c };
+}
+
+function describeRun(args: Args, server: string): BenchResults['meta'] {
+  const cpus = os.cpus();
+  const flags = [
+    ...(args.quick ? ['--quick'] : []),
+    ...(args.only.size < FIGURES.length ? [`--only=${[...args.only].join(',')}`] : []),
+  ];
+  return {
+    date: new Date().toISOString(),
+    commit: gitDescription(),
+    node: process.version,
+    machine: `${os.platform()} ${os.arch()} · ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}`,
+    server,
+    command: `npm run bench${flags.length ? ` -- ${flags.join(' ')}` : ''}`,
+    loadAverageAtStart: loadAverage(),
+  };
+}
+
+/** 1-minute load average: other work on the machine shows up in every timing figure. */
+function loadAverage(): number {
+  return Math.round((os.loadavg()[0] ?? 0) * 100) / 100;
+}
+
+function gitDescription(): string {
+  try {
+    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot }).toString().trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: repoRoot }).toString().trim();
+    return dirty ? `${sha} + uncommitted changes in src/` : sha;
+  } catch {
+    return 'unknown';
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,177 @@
+import type { HistoryRow } from './history-figure';
+import type { OverheadFigure } from './overhead-figure';
+import type { ReplayRow } from './replay-figure';
+import { mib, ms, table } from './stats';
+import type { ThroughputFigure } from './throughput-figure';
+
+export interface BenchMeta {
+  date: string;
+  commit: string;
+  node: string;
+  machine: string;
+  server: string;
+  command: string;
+  loadAverageAtStart: number;
+  loadAverageAtEnd?: number;
+  totalSeconds?: number;
+}
+
+export interface BenchResults {
+  meta: BenchMeta;
+  history?: HistoryRow[];
+  /** Figure 2 on each server it ran on. */
+  overhead?: Array<OverheadFigure & { server: string }>;
+  throughput?: ThroughputFigure;
+  replay?: ReplayRow[];
+}
+
+const TARGET_BYTES_AT_200 = 3 * 1000 * 1000;
+
+/** The figures as plain text tables, in the order of issue 4. */
+export function formatReport(results: BenchResults): string {
+  const { meta } = results;
+  const out: string[] = [
+    `durable-agent benchmarks · ${meta.date} · commit ${meta.commit}`,
+    `${meta.machine} · node ${meta.node} · ${meta.server}`,
+    `load average ${meta.loadAverageAtStart} at start, ${meta.loadAverageAtEnd ?? '?'} at end ` +
+      '(timings are only comparable within one run; other work on the machine slows every variant)',
+    `reproduce: ${meta.command}`,
+  ];
+  if (results.history) out.push('', ...historySection(results.history));
+  for (const [i, figure] of (results.overhead ?? []).entries()) out.push('', ...overheadSection(figure, i));
+  if (results.throughput) out.push('', ...throughputSection(results.throughput));
+  if (results.replay) out.push('', ...replaySection(results.replay));
+  return out.join('\n');
+}
+
+function historySection(rows: HistoryRow[]): string[] {
+  const sorted = [...rows].sort(
+    (a, b) => a.outputBytes - b.outputBytes || a.iterations - b.iterations || a.subject.localeCompare(b.subject),
+  );
+  const lines = [
+    '1. Event history after N iterations (model call + one tool call each, then the closing summary call)',
+    table([
+      ['subject', 'iterations', 'tool output', 'events', 'history', 'runs', 'largest run', 'done', 'wall s', 'outcome'],
+      ...sorted.map((r) => [
+        r.subject,
+        String(r.iterations),
+        `${r.outputBytes / 1024} KiB`,
+        String(r.size.totalEvents),
+        mib(r.size.totalBytes),
+        String(r.size.runs.length),
+        mib(r.size.largestRunBytes),
+        String(r.size.toolCallsCompleted),
+        (r.wallMs / 1000).toFixed(1),
+        r.size.outcome,
+      ]),
+    ]),
+    '   history = sum over the run chain (continue-as-new followed); done = tool calls completed.',
+  ];
+  for (const r of sorted.filter((r) => r.subject === 'naive')) {
+    const marks = [
+      r.size.continueAsNewSuggestedAt !== undefined
+        ? `continue-as-new suggested after ${r.size.continueAsNewSuggestedAt}`
+        : '',
+      r.size.warnThresholdAt !== undefined ? `10 MiB warning after ${r.size.warnThresholdAt}` : '',
+      r.ok ? '' : `stopped after ${r.size.toolCallsCompleted}: ${r.size.outcome}`,
+    ].filter(Boolean);
+    if (marks.length) lines.push(`   naive ${r.iterations} × ${r.outputBytes / 1024} KiB: ${marks.join('; ')}`);
+  }
+  const ours200 = sorted.find((r) => r.subject === 'ours' && r.iterations === 200 && r.outputBytes === 8 * 1024);
+  if (ours200) {
+    const pass = ours200.ok && ours200.size.totalBytes <= TARGET_BYTES_AT_200;
+    lines.push(
+      `   target ours ≤ 3 MB at 200 iterations: ${pass ? 'met' : 'NOT met'} ` +
+        `(${(ours200.size.totalBytes / 1e6).toFixed(2)} MB)`,
+    );
+  }
+  return lines;
+}
+
+function overheadSection(figure: OverheadFigure & { server: string }, index: number): string[] {
+  const lines = [
+    `2${'abcdefgh'[index] ?? ''}. Orchestration overhead per iteration (zero model latency, ${figure.outputBytes} B tool ` +
+      `output; ${figure.runs} runs × ${figure.iterationsPerRun} iterations per variant, after a warm-up run)`,
+    `   server: ${figure.server}`,
+    table([
+      ['variant', 'median ms', 'p95 ms', 'mean ms', 'n', 'activity dispatch ms', 'workflow task dispatch ms'],
+      ...figure.rows.map((r) => [
+        r.label,
+        ms(r.perIteration.median),
+        ms(r.perIteration.p95),
+        ms(r.perIteration.mean),
+        String(r.perIteration.n),
+        r.medianScheduleToStartMs !== undefined ? ms(r.medianScheduleToStartMs, 1) : '-',
+        r.medianWorkflowTaskScheduleToStartMs !== undefined ? ms(r.medianWorkflowTaskScheduleToStartMs, 1) : '-',
+      ]),
+    ]),
+    '   dispatch: median scheduled→started time in the history of one run (server clock); an activity at ~0 was ' +
+      'dispatched eagerly.',
+  ];
+  if (figure.bestPlainLoop && figure.oursOverBestPlain !== undefined) {
+    lines.push(
+      `   best plain activity-per-step loop: ${figure.bestPlainLoop}; ours (eager on) / best = ` +
+        `${figure.oursOverBestPlain.toFixed(2)}× (target ≤ 1.5×: ${figure.oursOverBestPlain <= 1.5 ? 'met' : 'NOT met'})`,
+    );
+  }
+  if (figure.oursOverNaiveSameCalls !== undefined) {
+    lines.push(
+      `   ours / naive making the same calls (both eager on) = ${figure.oursOverNaiveSameCalls.toFixed(2)}×: ` +
+        'the cost of what ours does besides the calls',
+    );
+  }
+  return lines;
+}
+
+function throughputSection(figure: ThroughputFigure): string[] {
+  return [
+    `3. Throughput: ${figure.runs} concurrent runs × ${figure.iterations} iterations, ${figure.modelLatencyMs} ms ` +
+      `model latency, ${figure.outputBytes / 1024} KiB tool output, one worker (own process, default options)`,
+    table([
+      [
+        'variant',
+        'completed',
+        'wall s',
+        'iterations/s',
+        'run p50 s',
+        'run p95 s',
+        'worker RSS start',
+        'peak',
+        'worker CPU s',
+        'server CPU s',
+        'dispatch ms (act / wft)',
+      ],
+      ...figure.rows.map((r) => [
+        r.label,
+        `${r.completed}/${r.runs}`,
+        (r.wallMs / 1000).toFixed(2),
+        r.iterationsPerSecond.toFixed(0),
+        (r.runDurationMs.median / 1000).toFixed(2),
+        (r.runDurationMs.p95 / 1000).toFixed(2),
+        mib(r.workerRssAtStartBytes),
+        mib(r.workerPeakRssBytes),
+        (r.workerCpuMs / 1000).toFixed(1),
+        r.serverCpuMs !== undefined ? (r.serverCpuMs / 1000).toFixed(1) : 'n/a',
+        `${ms(r.sampleRun?.medianScheduleToStartMs ?? NaN, 0)} / ${ms(r.sampleRun?.medianWorkflowTaskScheduleToStartMs ?? NaN, 0)}`,
+      ]),
+    ]),
+  ];
+}
+
+function replaySection(rows: ReplayRow[]): string[] {
+  return [
+    '4. Replay (Worker.runReplayHistories with the bench bundle, which holds the real agentWorkflow)',
+    table([
+      ['history', 'runs', 'events', 'size', 'replay ms', 'first (incl. worker start) ms', 'result'],
+      ...rows.map((r) => [
+        r.label,
+        String(r.runs),
+        String(r.events),
+        mib(r.bytes),
+        ms(r.replayMs, 0),
+        ms(r.firstReplayMs, 0),
+        r.error ?? 'ok',
+      ]),
+    ]),
+  ];
+}

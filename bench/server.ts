@@ -1,0 +1,130 @@
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { openSync, promises as fs } from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { devServerArgs, waitUntilReachable } from '../src/server/dev-server';
+import { findTemporalCli } from '../src/server/temporal-cli';
+
+/**
+ * The servers the bench runs on. Both take the embedded dev server's flags (`devServerArgs`) plus
+ * eager activity execution, which the dev server leaves off by default: with it on, workers decide
+ * (eager on or off can be compared on one server).
+ *
+ * `tuned` also lifts the history service's transfer-queue poll limit (`history.transferProcessorMaxPollRPS`,
+ * 20 per shard by default). The dev server has a single shard, so once the limiter's burst is spent,
+ * every workflow task and every activity that is not dispatched eagerly waits for the next 50 ms poll
+ * slot: on the default server that limit, not the workflow, sets the time per iteration.
+ */
+export type ServerProfile = 'embedded' | 'tuned';
+
+const PROFILE_DYNAMIC_CONFIG: Record<ServerProfile, string[]> = {
+  embedded: ['system.enableActivityEagerExecution=true'],
+  tuned: ['system.enableActivityEagerExecution=true', 'history.transferProcessorMaxPollRPS=10000'],
+};
+
+export interface BenchServer {
+  address: string;
+  /** What the server is, for the report. */
+  description: string;
+  /** CPU time the server process has used so far (ms), when the bench started it and can read it. */
+  cpuMs(): Promise<number | undefined>;
+  stop(): Promise<void>;
+}
+
+/** The server `TEMPORAL_ADDRESS` names, if set: used as it is, in place of the `embedded` one. */
+export function externalServer(): BenchServer | undefined {
+  const address = process.env.TEMPORAL_ADDRESS;
+  if (!address) return undefined;
+  return {
+    address,
+    description: `existing server at ${address} (TEMPORAL_ADDRESS)`,
+    cpuMs: async () => undefined,
+    stop: async () => {},
+  };
+}
+
+/** Starts an in-memory dev server on a free port with the profile's settings. */
+export async function startBenchServer(
+  profile: ServerProfile,
+  workDir: string,
+  log: (m: string) => void,
+): Promise<BenchServer> {
+  const cli = await findTemporalCli({ log });
+  const address = `127.0.0.1:${await freePort()}`;
+  const out = openSync(path.join(workDir, `temporal-server-${profile}.log`), 'a');
+  const flags = PROFILE_DYNAMIC_CONFIG[profile];
+  const args = [...devServerArgs({ address, headless: true }), ...flags.flatMap((f) => ['--dynamic-config-value', f])];
+  const child = spawn(cli, args, { stdio: ['ignore', out, out] });
+  await waitUntilReachable(address, 60_000, child);
+  return {
+    address,
+    description: `in-memory dev server (${await cliVersion(cli)}) with the embedded flags + ${flags.join(' ')}`,
+    cpuMs: () => processCpuMs(child.pid),
+    stop: () => stopChild(child),
+  };
+}
+
+/** Bundles the real agent workflow and the naive baseline together (a few seconds). */
+export async function bundleBenchWorkflows(workDir: string): Promise<string> {
+  const noop = () => {};
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('./workflows'),
+    logger: { trace: noop, debug: noop, info: noop, warn: console.warn, error: console.error, log: noop },
+  });
+  const file = path.join(workDir, 'bench-workflow-bundle.js');
+  await fs.writeFile(file, code);
+  return file;
+}
+
+async function cliVersion(cli: string): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)(cli, ['--version']);
+    // "temporal version 0.0.0-DEV (Server 1.29.1, UI 2.42.1)"
+    return /\((Server [^,)]+)/.exec(stdout)?.[1] ?? stdout.trim();
+  } catch {
+    return 'unknown version';
+  }
+}
+
+/**
+ * User + system CPU time of another process from /proc (Linux only; undefined elsewhere). Clock
+ * ticks are taken as 100 per second, the value on every mainstream Linux build.
+ */
+async function processCpuMs(pid: number | undefined): Promise<number | undefined> {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+  });
+}
+
+export async function makeWorkDir(): Promise<string> {
+  return fs.mkdtemp(path.join(os.tmpdir(), 'durable-agent-bench-'));
+}

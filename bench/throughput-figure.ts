@@ -1,0 +1,144 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { settle, startRun, uniqueName, type BenchContext } from './context';
+import { measureChain, type ChainSize } from './history';
+import { distribution, type Distribution } from './stats';
+import type { WorkerProcessConfig, WorkerProcessMessage } from './worker-process';
+import type { Subject } from './workers';
+
+const ITERATIONS = 10;
+const MODEL_LATENCY_MS = 100;
+const OUTPUT_BYTES = 1024;
+
+export interface ThroughputRow {
+  label: string;
+  subject: Subject;
+  eager: boolean;
+  runs: number;
+  completed: number;
+  wallMs: number;
+  iterationsPerSecond: number;
+  /** Start to result of each run. */
+  runDurationMs: Distribution;
+  /** The worker process's RSS when ready, and its high-water mark (kernel ru_maxrss). */
+  workerRssAtStartBytes: number;
+  workerPeakRssBytes: number;
+  workerCpuMs: number;
+  /** CPU the Temporal server spent meanwhile (when the bench runs the server). */
+  serverCpuMs?: number;
+  /** Dispatch latencies in the history of the first run started: where the time went under load. */
+  sampleRun?: Pick<ChainSize, 'medianScheduleToStartMs' | 'medianWorkflowTaskScheduleToStartMs'>;
+}
+
+export interface ThroughputFigure {
+  runs: number;
+  iterations: number;
+  modelLatencyMs: number;
+  outputBytes: number;
+  rows: ThroughputRow[];
+}
+
+const VARIANTS: Array<{ label: string; subject: Subject; eager: boolean }> = [
+  { label: 'ours · eager dispatch on', subject: 'ours', eager: true },
+  { label: 'ours · eager dispatch off', subject: 'ours', eager: false },
+  { label: 'naive · eager dispatch on', subject: 'naive', eager: true },
+];
+
+/**
+ * Figure 3: many concurrent runs with a slow model on one worker (its own process, default worker
+ * options). Wall time from the first start to the last result.
+ */
+export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFigure> {
+  const runs = ctx.quick ? 50 : 200;
+  const rows: ThroughputRow[] = [];
+  for (const variant of VARIANTS) {
+    const taskQueue = uniqueName(`throughput-${variant.subject}`);
+    const config: WorkerProcessConfig = {
+      address: ctx.address,
+      taskQueue,
+      bundlePath: ctx.bundlePath,
+      subject: variant.subject,
+      eager: variant.eager,
+      latencyMs: MODEL_LATENCY_MS,
+      calls: runs * (ITERATIONS + 1) + 16,
+      workspace: ctx.workspace,
+    };
+    const child = fork(require.resolve('./worker-process'), [JSON.stringify(config)], { stdio: 'inherit' });
+    try {
+      const ready = await nextMessage(child, 'ready');
+      const serverCpuBefore = await ctx.serverCpuMs();
+      const started = performance.now();
+      const durations: number[] = [];
+      let sample: { workflowId: string; runId: string } | undefined;
+      const outcomes = await Promise.all(
+        Array.from({ length: runs }, async () => {
+          const t0 = performance.now();
+          const handle = await startRun(ctx.client, {
+            subject: variant.subject,
+            taskQueue,
+            iterations: ITERATIONS,
+            outputBytes: OUTPUT_BYTES,
+          });
+          sample ??= { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
+          const settled = await settle(handle, 300_000);
+          durations.push(performance.now() - t0);
+          return settled.ok;
+        }),
+      );
+      const wallMs = performance.now() - started;
+      const serverCpuAfter = await ctx.serverCpuMs();
+      child.send({ type: 'stop' });
+      const stopped = await nextMessage(child, 'stopped');
+      const completed = outcomes.filter(Boolean).length;
+      const sampled = sample ? (await measureChain(ctx.client, sample.workflowId, sample.runId)).size : undefined;
+      rows.push({
+        ...variant,
+        runs,
+        completed,
+        wallMs,
+        iterationsPerSecond: (completed * ITERATIONS) / (wallMs / 1000),
+        runDurationMs: distribution(durations),
+        workerRssAtStartBytes: ready.rssBytes,
+        workerPeakRssBytes: stopped.maxRssBytes,
+        workerCpuMs: stopped.cpuMs,
+        ...(serverCpuBefore !== undefined && serverCpuAfter !== undefined
+          ? { serverCpuMs: serverCpuAfter - serverCpuBefore }
+          : {}),
+        ...(sampled
+          ? {
+              sampleRun: {
+                medianScheduleToStartMs: sampled.medianScheduleToStartMs,
+                medianWorkflowTaskScheduleToStartMs: sampled.medianWorkflowTaskScheduleToStartMs,
+              },
+            }
+          : {}),
+      });
+      ctx.log(`throughput: ${variant.label}: ${completed}/${runs} runs in ${(wallMs / 1000).toFixed(1)} s`);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGTERM');
+    }
+  }
+  return { runs, iterations: ITERATIONS, modelLatencyMs: MODEL_LATENCY_MS, outputBytes: OUTPUT_BYTES, rows };
+}
+
+function nextMessage<K extends WorkerProcessMessage['type']>(
+  child: ChildProcess,
+  type: K,
+): Promise<Extract<WorkerProcessMessage, { type: K }>> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: WorkerProcessMessage) => {
+      if (message.type !== type) return;
+      cleanup();
+      resolve(message as Extract<WorkerProcessMessage, { type: K }>);
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`the bench worker process exited (code ${code}) before '${type}'`));
+    };
+    const cleanup = () => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}

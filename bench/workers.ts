@@ -1,0 +1,102 @@
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { ModelProvider } from '../src/models/types';
+import { createAgentWorker } from '../src/worker';
+import { createNaiveActivities } from './naive-activities';
+import { createBenchRegistry } from './scenario';
+
+/** Which loop a worker serves: ours (`agentWorkflow`, the production worker) or the naive baseline. */
+export type Subject = 'ours' | 'naive';
+
+export interface BenchWorkerOptions {
+  connection: NativeConnection;
+  taskQueue: string;
+  bundlePath: string;
+  subject: Subject;
+  model: ModelProvider;
+  workspace: string;
+  /** Let the worker take activities eagerly when it completes a workflow task (the SDK default). */
+  eager: boolean;
+}
+
+/** Eager dispatch off, for the whole worker. */
+const NO_EAGER: Partial<WorkerOptions> = { maxEagerActivityReservationsPerWorkflowTask: 0 };
+
+/**
+ * Ours runs on the production worker (`createAgentWorker`: its activities, cache and options); the
+ * naive baseline on a worker with the same heartbeat settings and the naive activities. Both get
+ * the bench bundle, which holds both workflows.
+ */
+export async function createBenchWorker(options: BenchWorkerOptions): Promise<Worker> {
+  const tools = createBenchRegistry();
+  if (options.subject === 'ours') {
+    const create = () =>
+      createAgentWorker({
+        connection: options.connection,
+        namespace: 'default',
+        taskQueue: options.taskQueue,
+        workflowBundlePath: options.bundlePath,
+        deps: { models: () => options.model, tools, defaultWorkspace: options.workspace },
+      });
+    return options.eager ? create() : withWorkerOptions(NO_EAGER, create);
+  }
+  return Worker.create({
+    connection: options.connection,
+    namespace: 'default',
+    taskQueue: options.taskQueue,
+    workflowBundle: { codePath: options.bundlePath },
+    activities: createNaiveActivities({ models: () => options.model, tools, workspace: options.workspace }),
+    maxHeartbeatThrottleInterval: '1 second',
+    defaultHeartbeatThrottleInterval: '1 second',
+    ...(options.eager ? {} : NO_EAGER),
+  });
+}
+
+/**
+ * `createAgentWorker` takes no pass-through Worker options, so to change one (eager dispatch off)
+ * while keeping everything else production-shaped, `Worker.create` is swapped for the synchronous
+ * part of that one call: `createAgentWorker` calls it before its first await, so no other worker
+ * created concurrently is affected.
+ */
+function withWorkerOptions(overrides: Partial<WorkerOptions>, create: () => Promise<Worker>): Promise<Worker> {
+  const original = Worker.create;
+  let applied = false;
+  Worker.create = (workerOptions: WorkerOptions) => {
+    applied = true;
+    return original.call(Worker, { ...workerOptions, ...overrides });
+  };
+  let created: Promise<Worker>;
+  try {
+    created = create();
+  } finally {
+    Worker.create = original;
+  }
+  if (!applied) {
+    throw new Error(
+      'createAgentWorker no longer calls Worker.create synchronously, so the bench cannot change its options; ' +
+        'give createAgentWorker a pass-through for Worker options and use it here',
+    );
+  }
+  return created;
+}
+
+/**
+ * Errors only, from the SDK and from Core: the naive baseline trips payload-size warnings on purpose
+ * (figure 1 reports them as data) and expected failures would otherwise bury the report.
+ */
+export function installQuietRuntime(): void {
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+  });
+}
+
+/** Runs the workers while `fn` runs, then shuts them down and waits for them to stop. */
+export async function withWorkers<T>(workers: Worker[], fn: () => Promise<T>): Promise<T> {
+  const running = workers.map((w) => w.run());
+  try {
+    return await fn();
+  } finally {
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    await Promise.allSettled(running);
+  }
+}
