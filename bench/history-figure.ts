@@ -24,9 +24,12 @@ export interface HistoryFigure {
   completed: Array<{ row: HistoryRow; histories: History[] }>;
 }
 
-/** The cases (8 KB outputs), and a long session with smaller outputs where continue-as-new may kick in. */
+/**
+ * The issue's cases (8 KiB outputs at 50, 100, 200 iterations), then two past the point where the
+ * server suggests continue-as-new (about 4,096 events): 400 with 8 KiB outputs and 500 with 1 KiB.
+ */
 export function historyCases(quick: boolean): HistoryCase[] {
-  const kb8 = [50, 100, 200].map((iterations) => ({ iterations, outputBytes: 8 * 1024 }));
+  const kb8 = [50, 100, 200, 400].map((iterations) => ({ iterations, outputBytes: 8 * 1024 }));
   return quick ? kb8.slice(0, 2) : [...kb8, { iterations: 500, outputBytes: 1024 }];
 }
 

@@ -134,7 +134,8 @@ function closeOutcome(event: HistoryEvent, lastTaskFailure: string | undefined):
   if (event.workflowExecutionContinuedAsNewEventAttributes) return 'continued as new';
   const terminated = event.workflowExecutionTerminatedEventAttributes;
   if (terminated) {
-    return `terminated: ${terminated.reason || 'no reason given'}${lastTaskFailure ? ` (${lastTaskFailure})` : ''}`;
+    const reason = terminated.reason || 'no reason given';
+    return `terminated: ${reason}${lastTaskFailure && !reason.includes(lastTaskFailure) ? ` (${lastTaskFailure})` : ''}`;
   }
   const failed = event.workflowExecutionFailedEventAttributes;
   if (failed) return `failed: ${failed.failure?.message ?? 'unknown failure'}`;

@@ -136,19 +136,13 @@ async function connectContext(
   };
 }
 
-/** The longest completed 8 KiB run of each subject, and any longer chain of ours. */
+/** Ours at 200 iterations and beyond (the longest, in a quick run), and the longest naive run that completed. */
 function replayTargets(history: HistoryFigure): ReplayTarget[] {
-  const targets: ReplayTarget[] = [];
-  for (const subject of ['ours', 'naive'] as const) {
-    const longest = history.completed
-      .filter((c) => c.row.subject === subject && c.row.outputBytes === 8 * 1024)
-      .sort((a, b) => b.row.iterations - a.row.iterations)[0];
-    if (longest) targets.push(target(longest));
-  }
-  for (const c of history.completed) {
-    if (c.row.subject === 'ours' && c.row.outputBytes !== 8 * 1024) targets.push(target(c));
-  }
-  return targets;
+  const byLength = (subject: 'ours' | 'naive') =>
+    history.completed.filter((c) => c.row.subject === subject).sort((a, b) => a.row.iterations - b.row.iterations);
+  const ours = byLength('ours');
+  const oursLong = ours.filter((c) => c.row.iterations >= 200);
+  return [...(oursLong.length ? oursLong : ours.slice(-1)), ...byLength('naive').slice(-1)].map(target);
 }
 
 function target(c: HistoryFigure['completed'][number]): ReplayTarget {

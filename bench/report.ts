@@ -67,7 +67,7 @@ function historySection(rows: HistoryRow[]): string[] {
     ]),
     '   history = sum over the run chain (continue-as-new followed); done = tool calls completed.',
   ];
-  for (const r of sorted.filter((r) => r.subject === 'naive')) {
+  for (const r of sorted) {
     const marks = [
       r.size.continueAsNewSuggestedAt !== undefined
         ? `continue-as-new suggested after ${r.size.continueAsNewSuggestedAt}`
@@ -75,7 +75,7 @@ function historySection(rows: HistoryRow[]): string[] {
       r.size.warnThresholdAt !== undefined ? `10 MiB warning after ${r.size.warnThresholdAt}` : '',
       r.ok ? '' : `stopped after ${r.size.toolCallsCompleted}: ${r.size.outcome}`,
     ].filter(Boolean);
-    if (marks.length) lines.push(`   naive ${r.iterations} × ${r.outputBytes / 1024} KiB: ${marks.join('; ')}`);
+    if (marks.length) lines.push(`   ${r.subject} ${r.iterations} × ${r.outputBytes / 1024} KiB: ${marks.join('; ')}`);
   }
   const ours200 = sorted.find((r) => r.subject === 'ours' && r.iterations === 200 && r.outputBytes === 8 * 1024);
   if (ours200) {
@@ -137,8 +137,8 @@ function throughputSection(figure: ThroughputFigure): string[] {
         'run p95 s',
         'worker RSS start',
         'peak',
-        'worker CPU s',
-        'server CPU s',
+        'worker CPU ms/it',
+        'server CPU ms/it',
         'dispatch ms (act / wft)',
       ],
       ...figure.rows.map((r) => [
@@ -150,11 +150,13 @@ function throughputSection(figure: ThroughputFigure): string[] {
         (r.runDurationMs.p95 / 1000).toFixed(2),
         mib(r.workerRssAtStartBytes),
         mib(r.workerPeakRssBytes),
-        (r.workerCpuMs / 1000).toFixed(1),
-        r.serverCpuMs !== undefined ? (r.serverCpuMs / 1000).toFixed(1) : 'n/a',
+        ms(r.workerCpuMs / (r.completed * figure.iterations), 1),
+        r.serverCpuMs !== undefined ? ms(r.serverCpuMs / (r.completed * figure.iterations), 1) : 'n/a',
         `${ms(r.sampleRun?.medianScheduleToStartMs ?? NaN, 0)} / ${ms(r.sampleRun?.medianWorkflowTaskScheduleToStartMs ?? NaN, 0)}`,
       ]),
     ]),
+    '   CPU ms/it: CPU time of the worker process / of the Temporal server per iteration; dispatch: median ' +
+      'scheduled→started of activities / workflow tasks in the first run started.',
   ];
 }
 
