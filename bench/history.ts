@@ -4,7 +4,7 @@ import { median } from './stats';
 export type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 type HistoryEvent = NonNullable<History['events']>[number];
 
-/** Activity types that run one tool call: one per iteration in the bench's agent. */
+/** Activity types that run one tool call (as activities or local activities): one per iteration in the bench's agent. */
 const TOOL_ACTIVITIES = new Set(['runTool', 'naiveRunTool']);
 
 /** Temporal's history warning threshold (DESIGN.md §5). */
@@ -84,6 +84,7 @@ export async function measureChain(
       }
       const completed = event.activityTaskCompletedEventAttributes;
       if (completed && toolScheduled.has(String(completed.scheduledEventId))) toolCallsCompleted += 1;
+      if (isCompletedLocalToolCall(event)) toolCallsCompleted += 1;
       if (event.workflowTaskScheduledEventAttributes) scheduledAt.set(id, timeOf(event));
       const task = event.workflowTaskStartedEventAttributes;
       if (task) {
@@ -127,6 +128,20 @@ export async function measureChain(
     },
     histories,
   };
+}
+
+/** A local activity's result is a marker: Core's `core_local_activity`, its type in the JSON `data` detail. */
+function isCompletedLocalToolCall(event: HistoryEvent): boolean {
+  const marker = event.markerRecordedEventAttributes;
+  if (marker?.markerName !== 'core_local_activity' || marker.failure) return false;
+  const data = marker.details?.data?.payloads?.[0]?.data;
+  if (!data) return false;
+  try {
+    const { activity_type: type } = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string };
+    return TOOL_ACTIVITIES.has(type ?? '');
+  } catch {
+    return false;
+  }
 }
 
 function closeOutcome(event: HistoryEvent, lastTaskFailure: string | undefined): string | undefined {
