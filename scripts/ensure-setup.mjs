@@ -35,8 +35,10 @@ if (
   !existsSync(installedMarker) ||
   statSync(installedMarker).mtimeMs < statSync(path.join(root, 'package-lock.json')).mtimeMs
 ) {
-  say('installing npm dependencies (npm ci)…');
-  run('npm', ['ci', '--no-audit', '--no-fund']);
+  // `npm install`, not `npm ci`: npm 11 refuses `ci` when the lockfile lacks other platforms'
+  // optional packages (@swc/core-darwin-*), although the install itself resolves them fine.
+  say('installing npm dependencies (npm install)…');
+  run('npm', ['install', '--no-audit', '--no-fund']);
 }
 
 // 2. Build: compile and bundle the workflows when any source is newer than the last build.
