@@ -1,3 +1,4 @@
+import { msToNumber } from '@temporalio/common/lib/time';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
@@ -13,9 +14,76 @@ export interface AgentWorkerOptions {
   deps: ActivityDeps;
   /** A prebuilt workflow bundle; without it the workflows are bundled at start (a few seconds). */
   workflowBundlePath?: string;
-  /** How long a SIGTERM'd worker lets running activities finish. */
+  /**
+   * How long a shutting-down worker lets running activities finish before it cancels them.
+   * Default: `DURABLE_AGENT_SHUTDOWN_GRACE`, else 10 s.
+   */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   identity?: string;
+}
+
+/** Running activities get this long to finish when a worker shuts down, unless configured otherwise. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * After the grace period, cancelled activities get this much longer to stop (bash kills its process
+ * group within about a second, a model call aborts its request) before the worker gives up on them.
+ */
+export const SHUTDOWN_FORCE_MARGIN_MS = 5_000;
+const MAX_SHUTDOWN_GRACE_MS = 60 * 60_000;
+/** See `createAgentWorker`: how long a run's workflow task waits for the worker that cached it. */
+export const STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT_MS = 3000;
+
+/** Worker settings read from the environment at the edge, validated with readable errors. */
+export interface WorkerSettings {
+  /** `DURABLE_AGENT_SHUTDOWN_GRACE` (default 10 s). */
+  shutdownGraceMs: number;
+  /** `DURABLE_AGENT_MODEL_IDLE_TIMEOUT`: abort a model response that sends no bytes for this long (default 90 s). */
+  modelIdleTimeoutMs?: number;
+}
+
+export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSettings {
+  const grace = parseDurationSetting('DURABLE_AGENT_SHUTDOWN_GRACE', env.DURABLE_AGENT_SHUTDOWN_GRACE, {
+    min: 0,
+    max: MAX_SHUTDOWN_GRACE_MS,
+  });
+  const idle = parseDurationSetting('DURABLE_AGENT_MODEL_IDLE_TIMEOUT', env.DURABLE_AGENT_MODEL_IDLE_TIMEOUT, {
+    min: 1000,
+    max: 60 * 60_000,
+  });
+  return {
+    shutdownGraceMs: grace ?? DEFAULT_SHUTDOWN_GRACE_MS,
+    ...(idle !== undefined ? { modelIdleTimeoutMs: idle } : {}),
+  };
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * `30s`, `500ms`, `2m`, `1h`, or a plain number of seconds (`30`, `2.5`). Undefined or empty means
+ * unset. Anything else, or a value outside `[min, max]` ms, throws an error that names the variable.
+ */
+export function parseDurationSetting(
+  name: string,
+  raw: string | undefined,
+  bounds: { min: number; max: number },
+): number | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(raw.trim());
+  const ms = match ? Number(match[1]) * (DURATION_UNITS[match[2] ?? 's'] ?? 1000) : NaN;
+  if (!Number.isFinite(ms)) {
+    throw new Error(`${name} must be a duration such as 30s, 500ms or 2m (a plain number means seconds), got '${raw}'`);
+  }
+  if (ms < bounds.min || ms > bounds.max) {
+    throw new Error(`${name} must be between ${formatMs(bounds.min)} and ${formatMs(bounds.max)}, got '${raw}'`);
+  }
+  return Math.round(ms);
+}
+
+export function formatMs(ms: number): string {
+  if (ms % 3_600_000 === 0 && ms > 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(1)}s`;
 }
 
 /** The bundle `npm run build` writes next to the compiled worker, if present. */
@@ -26,6 +94,8 @@ export function prebuiltBundlePath(): string | undefined {
 
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
   const bundle = options.workflowBundlePath ?? prebuiltBundlePath();
+  const graceMs =
+    options.shutdownGraceTime !== undefined ? msToNumber(options.shutdownGraceTime) : workerSettings().shutdownGraceMs;
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -36,14 +106,27 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     // an interrupt stops running tools and model calls within seconds.
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
-    shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds',
+    // Shutdown: stop polling, let running activities finish for the grace period, then cancel them
+    // (a cancelled model call fails retryably, so another worker takes it at once); a worker whose
+    // activities ignore the cancellation still stops after the margin instead of hanging.
+    // A workflow task waits this long on the queue of the worker that cached the run before any
+    // worker may take it. When that worker was killed, every run it cached stalls this long; a
+    // live worker takes its tasks within milliseconds, so 3 s (SDK default 10 s) costs nothing.
+    stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT_MS,
+    shutdownGraceTime: graceMs,
+    shutdownForceTime: graceMs + SHUTDOWN_FORCE_MARGIN_MS,
     ...(options.identity ? { identity: options.identity } : {}),
   });
 }
 
 /** The production wiring: real model providers and built-in tools. */
-export function defaultActivityDeps(): ActivityDeps {
-  return { models: createModelResolver(), tools: createDefaultRegistry(), defaultWorkspace: process.cwd() };
+export function defaultActivityDeps(settings: WorkerSettings = workerSettings()): ActivityDeps {
+  const anthropic = settings.modelIdleTimeoutMs !== undefined ? { idleTimeoutMs: settings.modelIdleTimeoutMs } : {};
+  return {
+    models: createModelResolver({ anthropic }),
+    tools: createDefaultRegistry(),
+    defaultWorkspace: process.cwd(),
+  };
 }
 
 export async function connectWorker(config: TemporalConfig = temporalConfig()): Promise<NativeConnection> {
