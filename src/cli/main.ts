@@ -12,10 +12,10 @@ import {
 } from '../client';
 import { temporalConfig } from '../config';
 import { isReachable, runForegroundDevServer, webUiLink } from '../server/dev-server';
-import { connectWorker, createAgentWorker, defaultActivityDeps } from '../worker';
 import { exitLine, formatResult, formatState } from './format';
 import { DEFAULT_LIST_LIMIT, RUN_STATUSES, isRunStatus, listCommand } from './list-command';
 import { follow, runCommand } from './run-command';
+import { runWorkerCommand } from './worker-command';
 
 const USAGE = `durable-agent: an LLM agent loop that runs as a durable Temporal workflow
 
@@ -217,19 +217,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     case 'worker': {
       parseArgs({ args: rest, options: {} });
-      const connection = await connectWorker(config);
-      const worker = await createAgentWorker({
-        connection,
-        namespace: config.namespace,
-        taskQueue: config.taskQueue,
-        deps: defaultActivityDeps(),
-      });
-      say(`Worker polling task queue '${config.taskQueue}' on ${config.address} (namespace ${config.namespace}).`);
-      say('SIGINT/SIGTERM shut it down gracefully.');
-      // The SDK installs SIGINT/SIGTERM handlers that shut the worker down gracefully.
-      await worker.run();
-      await connection.close();
-      return 0;
+      return runWorkerCommand({ config, out: say });
     }
     case 'server': {
       const { values } = parseArgs({
