@@ -3,10 +3,11 @@ import * as path from 'node:path';
 import { newRunId, queryEvents, runResult, startRun, interruptRun, type AgentHandle } from '../client';
 import type { TemporalConfig } from '../config';
 import { anthropicKeyPresent } from '../models';
-import { webUiLink } from '../server/dev-server';
+import { isReachable, webUiLink } from '../server/dev-server';
 import type { AgentRunInput, AgentRunResult } from '../shared';
 import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL, parseRunInput } from '../shared';
 import { ensureServer, startInlineWorker } from './environment';
+import { ServerContact, isServerUnavailable, serverAddressOf } from './server-contact';
 import { exitLine, formatEvent, formatResult } from './format';
 
 export interface RunFlags {
@@ -110,43 +111,85 @@ export async function follow(handle: AgentHandle, out: (line: string) => void): 
     void interruptRun(handle, 'Ctrl-C from the CLI').catch((e: Error) => err(`interrupt failed: ${e.message}`));
   };
   process.on('SIGINT', onSigint);
-  const result = runResult(handle);
-  let finished = false;
-  void result.then(
-    () => (finished = true),
-    () => (finished = true),
+  // The run is durable on the server: when the server goes away we wait for it, saying so, and
+  // re-arm the result long-poll once it answers again.
+  const address = serverAddressOf(handle);
+  const contact = new ServerContact(
+    out,
+    address,
+    'The run is safe on the server and goes on once it is back; waiting for it. ' +
+      `Ctrl-C twice leaves; 'durable-agent result ${handle.workflowId}' picks the run up later.`,
   );
+  let outcome: { ok: true; value: AgentRunResult } | { ok: false; error: unknown } | undefined;
+  let waiting: Promise<void> | undefined;
+  const awaitResult = () => {
+    waiting = runResult(handle).then(
+      (value) => void (outcome = { ok: true, value }),
+      (error: unknown) => void (outcome = { ok: false, error }),
+    );
+  };
+  const printEvents = async () => {
+    const page = await queryEvents(handle, cursor);
+    contact.back();
+    for (const event of page.events) {
+      const line = formatEvent(event, handle.workflowId);
+      if (line) out(line);
+    }
+    cursor = page.cursor;
+  };
   try {
     let failures = 0;
-    while (!finished) {
-      try {
-        const page = await queryEvents(handle, cursor);
-        failures = 0;
-        for (const event of page.events) {
-          const line = formatEvent(event, handle.workflowId);
-          if (line) out(line);
-        }
-        cursor = page.cursor;
-      } catch (e) {
-        // Queries need a worker; while none is up the run waits and so do we, saying why once.
-        if (++failures === 3) out(`(waiting for a worker to answer: ${(e as Error).message.split('\n')[0]})`);
+    let result: AgentRunResult;
+    awaitResult();
+    for (;;) {
+      const settled = outcome;
+      if (settled?.ok) {
+        result = settled.value;
+        break;
       }
-      await Promise.race([result.catch(() => undefined), sleep(300)]);
+      if (settled && !settled.ok) {
+        if (!isServerUnavailable(settled.error)) throw settled.error;
+        contact.lost(settled.error);
+        outcome = waiting = undefined;
+      }
+      // While the server is away a cheap probe stands in for client calls that retry for ~20 s each.
+      if (contact.away && address && !(await isReachable(address))) {
+        contact.lost(NOTHING_LISTENS);
+        await sleep(1000);
+        continue;
+      }
+      if (!waiting) awaitResult();
+      // A query that hangs may mean the server is gone: probe, so the operator hears of it at once.
+      const probe = setTimeout(() => {
+        if (address) void isReachable(address).then((up) => up || contact.lost(NOTHING_LISTENS));
+      }, 3000);
+      try {
+        await printEvents();
+        failures = 0;
+      } catch (e) {
+        if (isServerUnavailable(e)) {
+          contact.lost(e);
+        } else {
+          contact.back();
+          // Queries need a worker; while none is up the run waits and so do we, saying why once.
+          if (++failures === 3) out(`(waiting for a worker to answer: ${(e as Error).message.split('\n')[0]})`);
+        }
+      } finally {
+        clearTimeout(probe);
+      }
+      await Promise.race([waiting, sleep(contact.away ? 1000 : 300)]);
     }
     // Print whatever arrived between the last poll and the end.
     try {
-      const page = await queryEvents(handle, cursor);
-      for (const event of page.events) {
-        const line = formatEvent(event, handle.workflowId);
-        if (line) out(line);
-      }
+      await printEvents();
     } catch {
       // The final result below says everything that matters.
     }
-    return await result;
+    return result;
   } finally {
     process.off('SIGINT', onSigint);
   }
 }
 
+const NOTHING_LISTENS = 'nothing accepts connections there';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
