@@ -1,0 +1,72 @@
+import { DEFAULT_SHUTDOWN_GRACE_MS, parseDurationSetting, workerSettings } from '../../src/worker';
+import { ServerContact, isServerUnavailable } from '../../src/cli/server-contact';
+
+test('worker settings default when the environment says nothing', () => {
+  expect(workerSettings({})).toEqual({ shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS });
+});
+
+test.each([
+  ['30', 30_000],
+  ['2.5', 2500],
+  ['45s', 45_000],
+  ['500ms', 500],
+  ['2m', 120_000],
+  ['0', 0],
+])('DURABLE_AGENT_SHUTDOWN_GRACE=%s is %d ms', (raw, ms) => {
+  expect(workerSettings({ DURABLE_AGENT_SHUTDOWN_GRACE: raw }).shutdownGraceMs).toBe(ms);
+});
+
+test.each([
+  [
+    'soon',
+    "DURABLE_AGENT_SHUTDOWN_GRACE must be a duration such as 30s, 500ms or 2m (a plain number means seconds), got 'soon'",
+  ],
+  [
+    '-1',
+    "DURABLE_AGENT_SHUTDOWN_GRACE must be a duration such as 30s, 500ms or 2m (a plain number means seconds), got '-1'",
+  ],
+  ['2h', "DURABLE_AGENT_SHUTDOWN_GRACE must be between 0s and 1h, got '2h'"],
+])('DURABLE_AGENT_SHUTDOWN_GRACE=%s is rejected with a readable reason', (raw, reason) => {
+  expect(() => workerSettings({ DURABLE_AGENT_SHUTDOWN_GRACE: raw })).toThrow(reason);
+});
+
+test('DURABLE_AGENT_MODEL_IDLE_TIMEOUT sets the model idle timeout, at least 1 s', () => {
+  expect(workerSettings({ DURABLE_AGENT_MODEL_IDLE_TIMEOUT: '20s' }).modelIdleTimeoutMs).toBe(20_000);
+  expect(() => parseDurationSetting('X', '10ms', { min: 1000, max: 5000 })).toThrow(
+    "X must be between 1s and 5s, got '10ms'",
+  );
+});
+
+test('an UNAVAILABLE status anywhere in the cause chain means the server is away; other errors do not', () => {
+  const grpc = Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14 });
+  expect(isServerUnavailable(new Error('Failed to query Workflow', { cause: grpc }))).toBe(true);
+  expect(isServerUnavailable(Object.assign(new Error('x'), { code: 14 }))).toBe(true);
+  expect(isServerUnavailable(new Error('query timed out: no worker'))).toBe(false);
+  expect(isServerUnavailable(Object.assign(new Error('not found'), { code: 5 }))).toBe(false);
+});
+
+test('server contact: one line when lost, a reminder after a while, one line when back', () => {
+  const lines: string[] = [];
+  let now = 0;
+  const contact = new ServerContact(
+    (l) => lines.push(l),
+    '127.0.0.1:7233',
+    'Waiting.',
+    30_000,
+    () => now,
+  );
+  contact.back();
+  contact.lost(new Error('boom'));
+  now = 10_000;
+  contact.lost(new Error('boom'));
+  now = 31_000;
+  contact.lost(new Error('boom'));
+  now = 42_000;
+  contact.back();
+  contact.back();
+  expect(lines).toEqual([
+    '(lost contact with the Temporal server at 127.0.0.1:7233: boom. Waiting.)',
+    '(still no Temporal server at 127.0.0.1:7233 after 31 s; waiting)',
+    '(Temporal server back after 42 s)',
+  ]);
+});

@@ -1,0 +1,163 @@
+/**
+ * SIGTERM to a worker process: it stops taking tasks, lets running activities finish within the
+ * grace period (DURABLE_AGENT_SHUTDOWN_GRACE), cancels what is still running after it, and exits
+ * within grace + a margin, leaving no process behind; the run goes on on another worker. The runs
+ * here use the default heartbeat timeouts (60 s model, 30 s tool): nothing waits for them.
+ */
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { message, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import {
+  linesOf,
+  requestsPerTurn,
+  resultText,
+  startAgentRun,
+  toolResultsIn,
+  waitUntil,
+} from '../support/fault-helpers';
+import {
+  connectTestEnv,
+  tempWorkspace,
+  testAddress,
+  testBundlePath,
+  uniqueQueue,
+  type TestEnv,
+} from '../support/temporal';
+import { WorkerFleet } from '../support/worker-harness';
+
+jest.setTimeout(60_000);
+
+/** How long after the grace period a worker may take to exit (cancelled bash gets 1 s before SIGKILL). */
+const EXIT_MARGIN_MS = 3000;
+
+let env: TestEnv;
+let fake: FakeAnthropic;
+let workspace: string;
+let taskQueue: string;
+const fleet = new WorkerFleet(() => ({
+  TEMPORAL_ADDRESS: testAddress(),
+  TEMPORAL_TASK_QUEUE: taskQueue,
+  DA_TEST_WORKFLOW_BUNDLE: testBundlePath(),
+  ANTHROPIC_BASE_URL: fake.url,
+  ANTHROPIC_API_KEY: 'sk-test',
+}));
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+});
+afterAll(async () => {
+  await env?.close();
+});
+beforeEach(async () => {
+  fake = await startFakeAnthropic();
+  workspace = await tempWorkspace('sigterm');
+  taskQueue = uniqueQueue('sigterm');
+});
+afterEach(async () => {
+  await fleet.stopAll();
+  await fake?.close();
+});
+
+const run = (prompt: string) =>
+  startAgentRun(env.client, taskQueue, { prompt, model: 'claude-sonnet-5-5', workspace }, 'sigterm');
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('SIGTERM mid-tool, past the grace period: the tool is stopped, the worker exits in time, nothing is left running, the run completes elsewhere', async () => {
+  const command = 'echo $$ > shell.pid; echo start >> effects.log; sleep 30; echo end >> effects.log';
+  fake.enqueue(
+    message([{ type: 'tool_use', id: 'toolu_t1', name: 'bash', input: { command } }]),
+    message('Noted that the command was stopped.'),
+  );
+  const graceMs = 2000;
+  const first = fleet.start({ DURABLE_AGENT_SHUTDOWN_GRACE: `${graceMs}ms` }, 'first');
+  await first.ready();
+  const handle = await run('run a long command');
+  await waitUntil(async () => (await linesOf(path.join(workspace, 'effects.log'))).includes('start'), 'the command');
+  const second = fleet.start({}, 'second');
+  await second.ready();
+
+  const signalled = Date.now();
+  first.kill('SIGTERM');
+  const exit = await first.exited;
+  const result = await handle.result();
+
+  expect(exit.code).toBe(0);
+  expect(exit.at - signalled).toBeGreaterThanOrEqual(graceMs - 100);
+  expect(exit.at - signalled).toBeLessThan(graceMs + EXIT_MARGIN_MS);
+  expect(first.output()).toMatch(/SIGTERM: shutting down\. No new tasks are taken; running activities get up to 2s/);
+  expect(first.output()).toMatch(/Worker stopped \d+(\.\d)?m?s after SIGTERM\./);
+  // The command's whole process group was stopped with the worker: nothing outlives it.
+  const shell = Number((await fs.readFile(path.join(workspace, 'shell.pid'), 'utf8')).trim());
+  expect(isAlive(shell)).toBe(false);
+  expect(await linesOf(path.join(workspace, 'effects.log'))).toEqual(['start']);
+
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Noted that the command was stopped.' });
+  expect(requestsPerTurn(fake.requests)).toEqual([1, 1]);
+  const [toolResult] = toolResultsIn(fake.requests[1]);
+  expect(toolResult?.is_error).toBe(true);
+  expect(resultText(toolResult)).toMatch(/cancelled|unknown/i);
+});
+
+test('SIGTERM mid-tool, within the grace period: the tool finishes, its result is reported, the worker exits right after', async () => {
+  const command = 'echo started >> effects.log; sleep 5; echo done >> effects.log';
+  fake.enqueue(
+    message([{ type: 'tool_use', id: 'toolu_t2', name: 'bash', input: { command } }]),
+    message('The command finished.'),
+  );
+  const first = fleet.start({ DURABLE_AGENT_SHUTDOWN_GRACE: '10s' }, 'first');
+  await first.ready();
+  const handle = await run('run a short command');
+  await waitUntil(async () => (await linesOf(path.join(workspace, 'effects.log'))).includes('started'), 'the command');
+  const started = Date.now();
+  const second = fleet.start({}, 'second');
+  await second.ready();
+  const signalled = Date.now();
+  first.kill('SIGTERM');
+  const exit = await first.exited;
+  const result = await handle.result();
+
+  expect(exit.code).toBe(0);
+  // It waited for the command (5 s from its start), not for the whole grace period.
+  expect(exit.at - started).toBeGreaterThanOrEqual(4500);
+  expect(exit.at - signalled).toBeLessThan(10_000);
+  expect(exit.at - started).toBeLessThan(5000 + EXIT_MARGIN_MS);
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'The command finished.' });
+  expect(await linesOf(path.join(workspace, 'effects.log'))).toEqual(['started', 'done']);
+  const [toolResult] = toolResultsIn(fake.requests[1]);
+  expect(toolResult?.is_error).toBeFalsy();
+  expect(resultText(toolResult)).toMatch(/Exit code: 0/);
+});
+
+test('SIGTERM during a model call past the grace period: the call is cancelled and retried on another worker at once, not after its heartbeat timeout', async () => {
+  fake.enqueue(
+    // ~10 s of pings before the answer: the call is still running when the grace period ends.
+    message('too late', { pings: 50, eventDelayMs: 200 }),
+    message('Answered by the other worker.'),
+  );
+  const graceMs = 1000;
+  const first = fleet.start({ DURABLE_AGENT_SHUTDOWN_GRACE: `${graceMs}ms` }, 'first');
+  await first.ready();
+  const handle = await run('say something');
+  await waitUntil(() => fake.requests.length === 1, 'the model call');
+  const second = fleet.start({}, 'second');
+  await second.ready();
+  const signalled = Date.now();
+  first.kill('SIGTERM');
+  const exit = await first.exited;
+  const result = await handle.result();
+
+  expect(exit.code).toBe(0);
+  expect(exit.at - signalled).toBeLessThan(graceMs + EXIT_MARGIN_MS);
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Answered by the other worker.' });
+  expect(requestsPerTurn(fake.requests)).toEqual([2]);
+  // The retry came as soon as the cancelled attempt failed, far inside the 60 s heartbeat timeout.
+  expect(fake.requests[1]!.receivedAt - signalled).toBeLessThan(graceMs + EXIT_MARGIN_MS + 2000);
+});
