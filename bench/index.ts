@@ -17,8 +17,8 @@ import { installQuietRuntime } from './workers';
  * `npm run bench`: the figures of issue 4, ours (agentWorkflow on the production worker) side by side
  * with a naive baseline, on a local Temporal dev server with the scripted model.
  *
- *   npm run bench                         all four figures (a few minutes)
- *   npm run bench -- --quick              smaller runs, a smoke test (about a minute)
+ *   npm run bench                         all four figures (about 6 minutes on 2 CPUs)
+ *   npm run bench -- --quick              smaller runs, a smoke test (about 2 minutes)
  *   npm run bench -- --only=overhead,replay
  *   npm run bench -- --out=FILE           where the JSON goes (default bench/results/bench-<time>.json)
  *
