@@ -123,6 +123,8 @@ test('SIGKILL during a mutating bash command: it is not run again; the model is 
   expect(toolResult).toMatchObject({ tool_use_id: 'toolu_k2', is_error: true });
   expect(resultText(toolResult)).toMatch(/outcome of this bash call is unknown/);
   expect(resultText(toolResult)).toMatch(/NOT run again/);
+  // It names what the earlier attempt may have touched, so the model can check.
+  expect(resultText(toolResult)).toMatch(/Workspace files changed since .*: effects\.log \(\d+ bytes/);
   // The command started once. (Its `sleep` outlives the killed worker: bash runs in its own process group.)
   expect(countOf(await effects(), 'start')).toBe(1);
 });
