@@ -9,20 +9,17 @@ import { devServerArgs, waitUntilReachable } from '../src/server/dev-server';
 import { findTemporalCli } from '../src/server/temporal-cli';
 
 /**
- * The servers the bench runs on. Both take the embedded dev server's flags (`devServerArgs`) plus
- * eager activity execution, which the dev server leaves off by default: with it on, workers decide
- * (eager on or off can be compared on one server).
- *
- * `tuned` also lifts the history service's transfer-queue poll limit (`history.transferProcessorMaxPollRPS`,
- * 20 per shard by default). The dev server has a single shard, so once the limiter's burst is spent,
- * every workflow task and every activity that is not dispatched eagerly waits for the next 50 ms poll
- * slot: on the default server that limit, not the workflow, sets the time per iteration.
+ * The servers the bench runs on. `embedded` is exactly the dev server durable-agent starts
+ * (`devServerArgs`: eager activity execution on, the history service's transfer-queue poll limit
+ * lifted). `stock` keeps the dev server's default poll limit (20 per shard: with one shard, once the
+ * limiter's burst is spent every workflow task and every activity not dispatched eagerly waits for
+ * the next 50 ms slot) and only turns eager execution on, so workers decide eager on or off.
  */
-export type ServerProfile = 'embedded' | 'tuned';
+export type ServerProfile = 'embedded' | 'stock';
 
-const PROFILE_DYNAMIC_CONFIG: Record<ServerProfile, string[]> = {
-  embedded: ['system.enableActivityEagerExecution=true'],
-  tuned: ['system.enableActivityEagerExecution=true', 'history.transferProcessorMaxPollRPS=10000'],
+const PROFILE_DYNAMIC_CONFIG: Record<ServerProfile, string[] | undefined> = {
+  embedded: undefined,
+  stock: ['system.enableActivityEagerExecution=true'],
 };
 
 export interface BenchServer {
@@ -55,13 +52,15 @@ export async function startBenchServer(
   const cli = await findTemporalCli({ log });
   const address = `127.0.0.1:${await freePort()}`;
   const out = openSync(path.join(workDir, `temporal-server-${profile}.log`), 'a');
-  const flags = PROFILE_DYNAMIC_CONFIG[profile];
-  const args = [...devServerArgs({ address, headless: true }), ...flags.flatMap((f) => ['--dynamic-config-value', f])];
+  const dynamicConfig = PROFILE_DYNAMIC_CONFIG[profile];
+  const args = devServerArgs({ address, headless: true, ...(dynamicConfig ? { dynamicConfig } : {}) });
   const child = spawn(cli, args, { stdio: ['ignore', out, out] });
   await waitUntilReachable(address, 60_000, child);
   return {
     address,
-    description: `in-memory dev server (${await cliVersion(cli)}) with the embedded flags + ${flags.join(' ')}`,
+    description:
+      `in-memory dev server (${await cliVersion(cli)}), ` +
+      (dynamicConfig ? `stock settings + ${dynamicConfig.join(' ')}` : 'as durable-agent embeds it'),
     cpuMs: () => processCpuMs(child.pid),
     stop: () => stopChild(child),
   };

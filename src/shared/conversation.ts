@@ -28,8 +28,8 @@ export function hashString(text: string, seed = 0): string {
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
 }
 
-export function chainHash(previous: string, message: Message): string {
-  return hashString(`${previous}|${JSON.stringify(message)}`);
+export function chainHash(previous: string, message: Message, json = JSON.stringify(message)): string {
+  return hashString(`${previous}|${json}`);
 }
 
 /** The one way a tool_result block is built, so workflow and worker produce identical JSON. */

@@ -76,6 +76,12 @@ export const agentRunInputSchema = z
     requireDoneTool: z.boolean().optional(),
     /** Per-run liveness timeouts and retry bounds of model and tool calls; defaults in constants.ts. */
     timeouts: runTimeoutsSchema.optional(),
+    compactAtBytes: z
+      .number()
+      .int('compactAtBytes must be a whole number')
+      .min(10_000, 'compactAtBytes must be at least 10000')
+      .max(1_500_000, 'compactAtBytes must be at most 1500000 (payloads are capped at 2 MiB)')
+      .optional(),
     continueAsNewAfter: z
       .strictObject({
         events: z.number().int().min(50, 'continueAsNewAfter.events must be at least 50').optional(),

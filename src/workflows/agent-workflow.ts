@@ -22,6 +22,7 @@ import {
   BUILTIN_SIDE_EFFECTS,
   CACHE_MISS_ERROR_TYPE,
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+  DEFAULT_COMPACT_AT_BYTES,
   DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS,
   DONE_TOOL_NAME,
   COMPACT_AT_FRACTION,
@@ -111,6 +112,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const maxIterations = input.maxIterations ?? DEFAULTS.maxIterations;
   const maxTokens = input.maxTokens ?? DEFAULTS.maxTokens;
   const contextWindow = input.contextWindowTokens ?? contextWindowOf(model);
+  const compactAtBytes = input.compactAtBytes ?? DEFAULT_COMPACT_AT_BYTES;
   // Undefined means every tool the worker offers; a list restricts the run to those tools.
   const toolNames = input.tools;
   const requireDone = input.requireDoneTool ?? false;
@@ -457,7 +459,15 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       emit({ kind: 'notice', message: `compacted ${before} messages into a summary (compaction ${compactions})` });
     } catch (err) {
       if (isCancellation(err)) throw err;
-      emit({ kind: 'notice', message: `compaction failed, continuing without it: ${failureMessage(err)}` });
+      if (conversation.bytes > compactAtBytes) {
+        // Too big to carry or resend: keep the task and the latest results, drop the older turns.
+        conversation.replace(
+          compactedConversation(input.prompt, 'Unavailable: earlier turns were dropped to fit.', conversation.all),
+        );
+        emit({ kind: 'notice', message: `compaction failed (${failureMessage(err)}); dropped older turns to fit` });
+      } else {
+        emit({ kind: 'notice', message: `compaction failed, continuing without it: ${failureMessage(err)}` });
+      }
     }
   };
 
@@ -529,12 +539,13 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const loop = async (): Promise<LoopExit> => {
     for (;;) {
       if (interrupt) return interrupted(interrupt, lastAssistantText);
-      if (shouldContinueAsNew()) await handOver();
       if (input.maxBudgetUsd !== undefined && costUsd !== null && costUsd >= input.maxBudgetUsd) {
         return new LoopExit('max_budget', lastAssistantText);
       }
+      // Compaction comes before continue-as-new: the conversation travels in its input.
+      if (needsCompaction || conversation.bytes > compactAtBytes) await compact();
+      if (shouldContinueAsNew()) await handOver();
       if (iteration >= maxIterations) return new LoopExit('max_iterations', await summarize());
-      if (needsCompaction) await compact();
       takePendingMessages();
 
       emit({ kind: 'model_call_started', iteration: iteration + 1 });

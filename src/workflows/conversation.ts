@@ -11,6 +11,8 @@ export class Conversation {
   /** chain[i] is the hash after the first i messages. */
   private chain: string[] = [ROOT_HASH];
   private syncedLength = 0;
+  /** JSON size of the whole conversation, for the payload limits it must stay under. */
+  private jsonBytes = 0;
   private readonly cachedToolResults = new Set<string>();
 
   constructor(snapshot: Pick<ConversationSnapshot, 'id'> & Partial<ConversationSnapshot>) {
@@ -28,9 +30,15 @@ export class Conversation {
     return this.messages.length;
   }
 
+  get bytes(): number {
+    return this.jsonBytes;
+  }
+
   append(message: Message): void {
+    const json = JSON.stringify(message);
     this.messages.push(message);
-    this.chain.push(chainHash(this.chain[this.chain.length - 1] ?? ROOT_HASH, message));
+    this.jsonBytes += json.length;
+    this.chain.push(chainHash(this.chain[this.chain.length - 1] ?? ROOT_HASH, message, json));
   }
 
   get last(): Message | undefined {
@@ -42,7 +50,8 @@ export class Conversation {
     if (this.messages.length === 0 || this.messages.length <= this.syncedLength) {
       throw new Error('replaceLast: the last message was already sent to a worker');
     }
-    this.messages.pop();
+    const removed = this.messages.pop();
+    this.jsonBytes -= JSON.stringify(removed).length;
     this.chain.pop();
     this.append(message);
   }
@@ -61,6 +70,7 @@ export class Conversation {
   /** Replaces the whole conversation (compaction); the next call sends it in full. */
   replace(messages: Message[]): void {
     this.messages = [];
+    this.jsonBytes = 0;
     this.chain = [ROOT_HASH];
     this.syncedLength = 0;
     this.cachedToolResults.clear();

@@ -232,3 +232,22 @@ test('near the context window the run compacts older turns into a summary and go
   expect(body).toContain('second:xxx');
   expect(body).not.toContain(COMPACTION_INSTRUCTION.slice(0, 40));
 });
+
+test('a conversation growing past its byte bound is compacted, so it always fits one payload', async () => {
+  // 6 KB per tool output and a 20 KB bound: compaction is due after the fourth output.
+  const steps: ScriptStep[] = blobScript(4, 6000).slice(0, 4);
+  steps.push(text('SUMMARY: four blobs read.'));
+  steps.push(text('finished small'));
+  const model = new ScriptedModel(steps);
+  const result = await withWorker(env, { model, deps: { tools: registryWithBlob() } }, async (tq) =>
+    (await start(tq, { compactAtBytes: 20_000 })).result(),
+  );
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'finished small', iterations: 5 });
+  const compaction = model.requests[4];
+  expect(compaction?.toolChoice).toEqual({ type: 'none' });
+  expect(JSON.stringify(compaction?.messages.at(-1))).toContain('nearing the limit of your context window');
+  const after = model.requests[5];
+  expect(after?.messages).toHaveLength(1);
+  expect(JSON.stringify(after?.messages).length).toBeLessThan(20_000);
+  expect(JSON.stringify(after?.messages)).toContain('SUMMARY: four blobs read.');
+});
