@@ -70,7 +70,8 @@ const transient: Transient[] = [
     '429 with retry-after-ms (the delay it names, not the backoff)',
     apiError(429, 'rate_limit_error', 'Rate limited', { headers: { 'retry-after-ms': '1700' } }),
     1700,
-    2600,
+    // Room for a loaded machine; the point is the lower bound (the backoff alone would be 1 s).
+    4000,
   ],
   [
     '429 with an HTTP-date retry-after',
