@@ -223,16 +223,18 @@ export function watchServer(
 /**
  * The SDK runtime for a long-lived worker: warnings and errors on stderr, the Rust core's included,
  * minus its per-call "retried N times" lines while the server is away (`watchServer` says that once).
- * Signals are ours to handle, so a worker can be restarted within the process.
+ * By default signals are the caller's to handle (the worker command restarts workers within the
+ * process). Also for the CLI's inline worker, whose terminal the core's retry lines would flood
+ * while the server is away.
  */
-function installWorkerRuntime(): void {
+export function installWorkerRuntime(options: { shutdownSignals?: NodeJS.Signals[] } = {}): void {
   try {
     Runtime.install({
       logger: new DefaultLogger('WARN', (entry) => {
         if (!isPollRetryNoise(entry)) process.stderr.write(formatLogEntry(entry));
       }),
       telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
-      shutdownSignals: [],
+      shutdownSignals: options.shutdownSignals ?? [],
     });
   } catch {
     // Already installed in this process (an embedding program, tests): keep that runtime.
