@@ -1,6 +1,6 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { ModelProvider } from '../src/models/types';
-import { createAgentWorker } from '../src/worker';
+import { createAgentWorker, type AgentWorker } from '../src/worker';
 import { createNaiveActivities } from './naive-activities';
 import { createBenchRegistry } from './scenario';
 
@@ -26,18 +26,20 @@ const NO_EAGER: Partial<WorkerOptions> = { maxEagerActivityReservationsPerWorkfl
  * naive baseline on a worker with the same heartbeat settings and the naive activities. Both get
  * the bench bundle, which holds both workflows.
  */
-export async function createBenchWorker(options: BenchWorkerOptions): Promise<Worker> {
+/** What the bench needs of a worker: ours (an AgentWorker) and the naive one (a plain Worker) both fit. */
+export type BenchWorker = Pick<AgentWorker, 'run' | 'runUntil' | 'shutdown' | 'getState'>;
+
+export async function createBenchWorker(options: BenchWorkerOptions): Promise<BenchWorker> {
   const tools = createBenchRegistry();
   if (options.subject === 'ours') {
-    const create = () =>
-      createAgentWorker({
-        connection: options.connection,
-        namespace: 'default',
-        taskQueue: options.taskQueue,
-        workflowBundlePath: options.bundlePath,
-        deps: { models: () => options.model, tools, defaultWorkspace: options.workspace },
-      });
-    return options.eager ? create() : withWorkerOptions(NO_EAGER, create);
+    return createAgentWorker({
+      connection: options.connection,
+      namespace: 'default',
+      taskQueue: options.taskQueue,
+      workflowBundlePath: options.bundlePath,
+      deps: { models: () => options.model, tools, defaultWorkspace: options.workspace },
+      ...(options.eager ? {} : { workerOptions: NO_EAGER }),
+    });
   }
   return Worker.create({
     connection: options.connection,
@@ -52,34 +54,6 @@ export async function createBenchWorker(options: BenchWorkerOptions): Promise<Wo
 }
 
 /**
- * `createAgentWorker` takes no pass-through Worker options, so to change one (eager dispatch off)
- * while keeping everything else production-shaped, `Worker.create` is swapped for the synchronous
- * part of that one call: `createAgentWorker` calls it before its first await, so no other worker
- * created concurrently is affected.
- */
-function withWorkerOptions(overrides: Partial<WorkerOptions>, create: () => Promise<Worker>): Promise<Worker> {
-  const original = Worker.create;
-  let applied = false;
-  Worker.create = (workerOptions: WorkerOptions) => {
-    applied = true;
-    return original.call(Worker, { ...workerOptions, ...overrides });
-  };
-  let created: Promise<Worker>;
-  try {
-    created = create();
-  } finally {
-    Worker.create = original;
-  }
-  if (!applied) {
-    throw new Error(
-      'createAgentWorker no longer calls Worker.create synchronously, so the bench cannot change its options; ' +
-        'give createAgentWorker a pass-through for Worker options and use it here',
-    );
-  }
-  return created;
-}
-
-/**
  * Errors only, from the SDK and from Core: the naive baseline trips payload-size warnings on purpose
  * (figure 1 reports them as data) and expected failures would otherwise bury the report.
  */
@@ -91,7 +65,7 @@ export function installQuietRuntime(): void {
 }
 
 /** Runs the workers while `fn` runs, then shuts them down and waits for them to stop. */
-export async function withWorkers<T>(workers: Worker[], fn: () => Promise<T>): Promise<T> {
+export async function withWorkers<T>(workers: BenchWorker[], fn: () => Promise<T>): Promise<T> {
   const running = workers.map((w) => w.run());
   try {
     return await fn();

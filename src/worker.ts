@@ -1,6 +1,8 @@
 import { msToNumber } from '@temporalio/common/lib/time';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { createActivities, type ActivityDeps } from './activities';
 import { temporalConfig, type TemporalConfig } from './config';
@@ -20,6 +22,51 @@ export interface AgentWorkerOptions {
    */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   identity?: string;
+  /**
+   * Also poll a queue of this worker's own, and have runs send their next model and tool calls
+   * there, so they find their conversation in this worker's cache (see README, "Several workers").
+   * Default: `DURABLE_AGENT_STICKY_ACTIVITIES` (off unless `1`/`true`).
+   */
+  stickyActivities?: boolean;
+  /** Extra Worker options, applied to every Temporal worker this creates (benchmarks, tuning). */
+  workerOptions?: Partial<WorkerOptions>;
+}
+
+/**
+ * The Temporal worker(s) of one durable-agent process: the main worker (workflows and activities
+ * on the shared queue) and, with sticky activities, an activity worker on this process's own
+ * queue. Both share one set of activities, hence one conversation cache.
+ */
+export class AgentWorker {
+  constructor(
+    private readonly main: Worker,
+    private readonly sticky: Worker | undefined,
+    /** This process's own activity queue, when sticky activities are on. */
+    readonly stickyQueue: string | undefined,
+  ) {}
+
+  private get all(): Worker[] {
+    return this.sticky ? [this.main, this.sticky] : [this.main];
+  }
+
+  getState(): ReturnType<Worker['getState']> {
+    return this.main.getState();
+  }
+
+  async run(): Promise<void> {
+    await Promise.all(this.all.map((w) => w.run()));
+  }
+
+  shutdown(): void {
+    for (const w of this.all) if (w.getState() === 'RUNNING') w.shutdown();
+  }
+
+  /** Runs until `fnOrPromise` settles, then shuts down and returns (or throws) its outcome. */
+  async runUntil<R>(fnOrPromise: Promise<R> | (() => Promise<R>)): Promise<R> {
+    const promise = typeof fnOrPromise === 'function' ? fnOrPromise() : fnOrPromise;
+    const [result] = await Promise.all(this.all.map((w) => w.runUntil(promise)));
+    return result as R;
+  }
 }
 
 /** Running activities get this long to finish when a worker shuts down, unless configured otherwise. */
@@ -39,6 +86,8 @@ export interface WorkerSettings {
   shutdownGraceMs: number;
   /** `DURABLE_AGENT_MODEL_IDLE_TIMEOUT`: abort a model response that sends no bytes for this long (default 90 s). */
   modelIdleTimeoutMs?: number;
+  /** `DURABLE_AGENT_STICKY_ACTIVITIES=1`: route runs' calls to the worker holding their conversation. */
+  stickyActivities: boolean;
 }
 
 export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSettings {
@@ -52,6 +101,7 @@ export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSett
   });
   return {
     shutdownGraceMs: grace ?? DEFAULT_SHUTDOWN_GRACE_MS,
+    stickyActivities: /^(1|true|yes|on)$/i.test(env.DURABLE_AGENT_STICKY_ACTIVITIES ?? ''),
     ...(idle !== undefined ? { modelIdleTimeoutMs: idle } : {}),
   };
 }
@@ -92,16 +142,19 @@ export function prebuiltBundlePath(): string | undefined {
   return existsSync(candidate) ? candidate : undefined;
 }
 
-export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
+export async function createAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
   const bundle = options.workflowBundlePath ?? prebuiltBundlePath();
   const graceMs =
     options.shutdownGraceTime !== undefined ? msToNumber(options.shutdownGraceTime) : workerSettings().shutdownGraceMs;
-  return Worker.create({
+  const sticky = options.stickyActivities ?? workerSettings().stickyActivities;
+  const stickyQueue = sticky
+    ? `${options.taskQueue}@${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`
+    : undefined;
+  const activities = createActivities({ ...options.deps, ...(stickyQueue ? { workerQueue: stickyQueue } : {}) });
+  const common = {
     connection: options.connection,
     namespace: options.namespace,
-    taskQueue: options.taskQueue,
-    ...(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('./workflows') }),
-    activities: createActivities(options.deps),
+    activities,
     // Cancellation reaches an activity only through a heartbeat response: keep the gap short so
     // an interrupt stops running tools and model calls within seconds.
     maxHeartbeatThrottleInterval: '1 second',
@@ -116,7 +169,16 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     shutdownGraceTime: graceMs,
     shutdownForceTime: graceMs + SHUTDOWN_FORCE_MARGIN_MS,
     ...(options.identity ? { identity: options.identity } : {}),
+    ...options.workerOptions,
+  } satisfies Partial<WorkerOptions>;
+  const main = await Worker.create({
+    ...common,
+    taskQueue: options.taskQueue,
+    ...(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('./workflows') }),
   });
+  // Activities only: no workflows are bundled or polled for on this process's own queue.
+  const own = stickyQueue ? await Worker.create({ ...common, taskQueue: stickyQueue }) : undefined;
+  return new AgentWorker(main, own, stickyQueue);
 }
 
 /** The production wiring: real model providers and built-in tools. */

@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import type { ContentBlock, ConversationDelta, Message, WireBlock } from '../shared';
 import { CACHE_MISS_ERROR_TYPE, ROOT_HASH, chainHash, hashString, toolResultBlock } from '../shared';
 
@@ -175,5 +175,7 @@ function miss(ref: ConversationDelta, why: string): ApplicationFailure {
     type: CACHE_MISS_ERROR_TYPE,
     message: `conversation ${ref.id} not in this worker's cache: ${why}; the workflow will resend it in full`,
     nonRetryable: true,
+    // Expected and handled (the workflow resends): logged at DEBUG, not as a failed activity.
+    category: ApplicationFailureCategory.BENIGN,
   });
 }

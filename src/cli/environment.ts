@@ -1,9 +1,9 @@
 import type { Client } from '@temporalio/client';
-import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import { connectClient } from '../client';
 import type { TemporalConfig } from '../config';
 import { isReachable, parseAddress, startBackgroundDevServer } from '../server/dev-server';
-import { connectWorker, createAgentWorker, defaultActivityDeps } from '../worker';
+import { type AgentWorker, connectWorker, createAgentWorker, defaultActivityDeps } from '../worker';
+import { installWorkerRuntime } from './worker-command';
 
 function isLoopback(address: string): boolean {
   const { host } = parseAddress(address);
@@ -33,9 +33,10 @@ export async function ensureServer(config: TemporalConfig, out: (line: string) =
 export async function startInlineWorker(
   config: TemporalConfig,
   out: (line: string) => void,
-): Promise<{ worker: Worker; done: Promise<void> }> {
-  // The worker shares the terminal with the run's progress: only its warnings and errors belong there.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+): Promise<{ worker: AgentWorker; done: Promise<void> }> {
+  // The worker shares the terminal with the run's progress, which already reports failed calls:
+  // only errors belong there. Ctrl-C is the CLI's to handle (it interrupts the run).
+  installWorkerRuntime({ shutdownSignals: [], level: 'ERROR' });
   const connection = await connectWorker(config);
   const worker = await createAgentWorker({
     connection,

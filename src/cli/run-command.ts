@@ -1,4 +1,3 @@
-import type { Worker } from '@temporalio/worker';
 import * as path from 'node:path';
 import { newRunId, queryEvents, runResult, startRun, interruptRun, type AgentHandle } from '../client';
 import type { TemporalConfig } from '../config';
@@ -6,6 +5,7 @@ import { anthropicKeyPresent } from '../models';
 import { isReachable, webUiLink } from '../server/dev-server';
 import type { AgentRunInput, AgentRunResult } from '../shared';
 import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL, parseRunInput } from '../shared';
+import type { AgentWorker } from '../worker';
 import { ensureServer, startInlineWorker } from './environment';
 import { ServerContact, isServerUnavailable, serverAddressOf } from './server-contact';
 import { exitLine, formatEvent, formatResult } from './format';
@@ -67,7 +67,7 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
   }
 
   const client = await ensureServer(config, out);
-  let worker: Worker | undefined;
+  let worker: AgentWorker | undefined;
   let workerDone: Promise<void> | undefined;
   if (flags.inlineWorker && !flags.detach) {
     ({ worker, done: workerDone } = await startInlineWorker(config, out));

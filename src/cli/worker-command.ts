@@ -5,13 +5,13 @@ import {
   Runtime,
   makeTelemetryFilterString,
   type LogEntry,
-  type Worker,
 } from '@temporalio/worker';
 import type { ActivityDeps } from '../activities';
 import type { TemporalConfig } from '../config';
 import { isReachable } from '../server/dev-server';
 import {
   SHUTDOWN_FORCE_MARGIN_MS,
+  type AgentWorker,
   createAgentWorker,
   defaultActivityDeps,
   formatMs,
@@ -65,7 +65,7 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   const grace = formatMs(settings.shutdownGraceMs);
 
   let stopping: { signal: NodeJS.Signals; at: number } | undefined;
-  let worker: Worker | undefined;
+  let worker: AgentWorker | undefined;
   let wake: (() => void) | undefined;
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -227,13 +227,17 @@ export function watchServer(
  * process). Also for the CLI's inline worker, whose terminal the core's retry lines would flood
  * while the server is away.
  */
-export function installWorkerRuntime(options: { shutdownSignals?: NodeJS.Signals[] } = {}): void {
+export function installWorkerRuntime(
+  options: { shutdownSignals?: NodeJS.Signals[]; level?: 'WARN' | 'ERROR' } = {},
+): void {
   try {
     Runtime.install({
-      logger: new DefaultLogger('WARN', (entry) => {
+      logger: new DefaultLogger(options.level ?? 'WARN', (entry) => {
         if (!isPollRetryNoise(entry)) process.stderr.write(formatLogEntry(entry));
       }),
-      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+      telemetryOptions: {
+        logging: { filter: makeTelemetryFilterString({ core: options.level ?? 'WARN' }), forward: {} },
+      },
       shutdownSignals: options.shutdownSignals ?? [],
     });
   } catch {

@@ -27,7 +27,9 @@ export const SUMMARY_INSTRUCTION =
 
 /** Model activity timing. The call streams and heartbeats on events, so a hung request is found quickly. */
 export const MODEL_START_TO_CLOSE_TIMEOUT = '10 minutes';
-export const MODEL_HEARTBEAT_TIMEOUT = '60 seconds';
+// Both kinds of call heartbeat every second, so 20 s is generous; it is how long a crashed
+// worker's call waits before it is retried elsewhere (soak: 31 s p50 from kill to progress at 60 s).
+export const MODEL_HEARTBEAT_TIMEOUT = '20 seconds';
 export const MODEL_RETRY = {
   initialInterval: '1 second',
   backoffCoefficient: 2,
@@ -44,7 +46,7 @@ export const STICKY_SCHEDULE_TO_START_TIMEOUT = '10 seconds';
 
 /** Tool activity timing: bash may run up to 600 s, so the activity gets a little more. */
 export const TOOL_START_TO_CLOSE_TIMEOUT = '11 minutes';
-export const TOOL_HEARTBEAT_TIMEOUT = '30 seconds';
+export const TOOL_HEARTBEAT_TIMEOUT = '20 seconds';
 export const TOOL_RETRY = {
   initialInterval: '1 second',
   backoffCoefficient: 2,

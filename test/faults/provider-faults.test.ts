@@ -5,11 +5,10 @@
  * with the cause in the result and no second request. (A 429 with `retry-after: 3` and a 400 are in
  * test/workflow/anthropic-provider.test.ts.)
  */
-import type { Worker } from '@temporalio/worker';
 import { AnthropicProvider } from '../../src/models/anthropic';
 import { ErrorTypes, type AgentRunInput } from '../../src/shared';
 import { createDefaultRegistry } from '../../src/tools';
-import { createAgentWorker } from '../../src/worker';
+import { createAgentWorker, type AgentWorker } from '../../src/worker';
 import {
   apiError,
   message,
@@ -25,7 +24,7 @@ const IDLE_TIMEOUT_MS = 1500;
 
 let env: TestEnv;
 let fake: FakeAnthropic;
-let worker: Worker;
+let worker: AgentWorker;
 let running: Promise<void>;
 let workspace: string;
 const taskQueue = uniqueQueue('provider');

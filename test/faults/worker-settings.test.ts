@@ -2,7 +2,7 @@ import { DEFAULT_SHUTDOWN_GRACE_MS, parseDurationSetting, workerSettings } from 
 import { ServerContact, isServerUnavailable } from '../../src/cli/server-contact';
 
 test('worker settings default when the environment says nothing', () => {
-  expect(workerSettings({})).toEqual({ shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS });
+  expect(workerSettings({})).toEqual({ shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS, stickyActivities: false });
 });
 
 test.each([

@@ -64,16 +64,24 @@ export async function tempWorkspace(prefix = 'ws'): Promise<string> {
  */
 export async function withWorker<T>(
   env: TestEnv,
-  options: { model: ModelProvider; deps?: Partial<ActivityDeps>; taskQueue?: string },
+  options: {
+    model: ModelProvider;
+    deps?: Partial<ActivityDeps>;
+    taskQueue?: string;
+    stickyActivities?: boolean;
+    /** A connection of its own: one process may run only one worker per task queue and connection. */
+    connection?: NativeConnection;
+  },
   fn: (taskQueue: string) => Promise<T>,
 ): Promise<T> {
   const taskQueue = options.taskQueue ?? uniqueQueue('q');
   const worker = await createAgentWorker({
-    connection: env.nativeConnection,
+    connection: options.connection ?? env.nativeConnection,
     namespace: 'default',
     taskQueue,
     workflowBundlePath: testBundlePath(),
     deps: { models: () => options.model, tools: createDefaultRegistry(), ...options.deps },
+    stickyActivities: options.stickyActivities ?? false,
   });
   return worker.runUntil(fn(taskQueue));
 }

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, openSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -9,7 +9,7 @@ import { getRun, interruptRun, startRun } from '../../src/client';
 import { ScriptedModel, delayed, text, toolUse } from '../../src/models/scripted';
 import { devServerArgs, waitUntilReachable, webUiLink } from '../../src/server/dev-server';
 import { createDefaultRegistry } from '../../src/tools';
-import { createAgentWorker } from '../../src/worker';
+import { createAgentWorker, type AgentWorker } from '../../src/worker';
 import { freePort } from '../global-setup';
 import { quietRuntime, tempWorkspace, testBundlePath } from '../support/temporal';
 
@@ -37,7 +37,7 @@ describeWithChromium(suiteName, () => {
   let client: Client;
   let browser: BrowserContext;
   let userDataDir: string | undefined;
-  let worker: Worker | undefined;
+  let worker: AgentWorker | undefined;
   let workerDone: Promise<void> | undefined;
   const run = { workflowId: `ui-run-${Date.now()}`, link: '', workspace: '' };
   const savedUiUrl = process.env.TEMPORAL_UI_URL;

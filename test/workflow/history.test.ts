@@ -251,3 +251,32 @@ test('a conversation growing past its byte bound is compacted, so it always fits
   expect(JSON.stringify(after?.messages).length).toBeLessThan(20_000);
   expect(JSON.stringify(after?.messages)).toContain('SUMMARY: four blobs read.');
 });
+
+describe('sticky activities', () => {
+  test('when the worker holding a run goes away, its calls fall back to the shared queue and the run completes', async () => {
+    const model = new ScriptedModel(blobScript(5, 200));
+    const id = newId('sticky-gone');
+    const taskQueue = `sticky-gone-${Date.now()}`;
+    const tools = registryWithBlob();
+    // First worker: runs the first iterations, then leaves for good (its own queue goes quiet).
+    await withWorker(env, { model, deps: { tools }, taskQueue, stickyActivities: true }, async () => {
+      const handle = await start(taskQueue, {}, id);
+      for (;;) {
+        const state = await handle.query(stateQuery);
+        if (state.iteration >= 2) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    });
+    const { result, page } = await withWorker(
+      env,
+      { model, deps: { tools }, taskQueue, stickyActivities: true },
+      async () => ({
+        result: await env.client.workflow.getHandle<typeof agentWorkflow>(id).result(),
+        page: await env.client.workflow.getHandle(id).query(eventsQuery, { after: 0 }),
+      }),
+    );
+    expect(result).toMatchObject({ exitReason: 'completed', iterations: 6 });
+    expectFullConversations(model.requests);
+    expect(page.events.some((e) => e.kind === 'notice' && e.message.includes('did not take the call'))).toBe(true);
+  }, 90_000);
+});
