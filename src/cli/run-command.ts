@@ -44,7 +44,13 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
   const input: AgentRunInput = {
     prompt: flags.prompt,
     model,
-    workspace: path.resolve(flags.workspace ?? process.cwd()),
+    // The workspace is a path on the worker. With the inline worker that is here; with dedicated
+    // workers (maybe in containers, on other machines) a run without --workspace uses theirs.
+    ...(flags.workspace !== undefined
+      ? { workspace: path.resolve(flags.workspace) }
+      : flags.inlineWorker
+        ? { workspace: process.cwd() }
+        : {}),
     ...(flags.maxIterations !== undefined ? { maxIterations: flags.maxIterations } : {}),
     ...(flags.maxBudgetUsd !== undefined ? { maxBudgetUsd: flags.maxBudgetUsd } : {}),
     ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
