@@ -105,12 +105,14 @@ export function createActivities(deps: ActivityDeps) {
     if (tool?.sideEffect === 'mutating' && (ctx.info.attempt > 1 || input.mayHaveStarted)) {
       return { content: await outcomeUnknownMessage(input, workspace, Math.max(ctx.info.attempt, 2)), isError: true };
     }
-    const timer = setInterval(() => ctx.heartbeat(), heartbeatEveryMs);
+    // Local activities (cheap read-only tools) cannot heartbeat; the worker cancels them directly.
+    const heartbeat = ctx.info.isLocal ? () => {} : (d?: unknown) => ctx.heartbeat(d);
+    const timer = setInterval(heartbeat, heartbeatEveryMs);
     try {
       return await deps.tools.run(input.name, input.input, {
         workspace,
         signal: ctx.cancellationSignal,
-        heartbeat: (d) => ctx.heartbeat(d),
+        heartbeat,
         toolUseId: input.toolUseId,
       });
     } finally {

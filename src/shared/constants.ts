@@ -54,6 +54,12 @@ export const TOOL_RETRY = {
   maximumAttempts: 3,
 } as const;
 
+/**
+ * Read-only built-in tools run as local activities (in the worker running the workflow task, no
+ * server round trip; measured about a third of an iteration's overhead). They are bounded by this.
+ */
+export const LOCAL_TOOL_START_TO_CLOSE_TIMEOUT = '2 minutes';
+
 /** Cap on any tool's text that reaches the model (and therefore the event history). */
 export const MAX_TOOL_OUTPUT_CHARS = 30_000;
 

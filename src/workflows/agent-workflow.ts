@@ -3,6 +3,7 @@ import {
   type ActivityOptions,
   ApplicationFailure,
   CancellationScope,
+  proxyLocalActivities,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -23,6 +24,8 @@ import {
   CACHE_MISS_ERROR_TYPE,
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_COMPACT_AT_BYTES,
+  LOCAL_TOOL_START_TO_CLOSE_TIMEOUT,
+  TOOL_RETRY,
   DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS,
   DONE_TOOL_NAME,
   COMPACT_AT_FRACTION,
@@ -167,6 +170,12 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const indexed = patched('search-attributes');
   // Routing calls to the worker that holds the conversation changes the commands' task queue.
   const sticky = patched('sticky-activities');
+  // Read-only built-in tools as local activities: markers instead of activity events in history.
+  const localReadTools = patched('local-read-tools');
+  const localTools = proxyLocalActivities<Activities>({
+    startToCloseTimeout: LOCAL_TOOL_START_TO_CLOSE_TIMEOUT,
+    retry: { ...TOOL_RETRY, maximumAttempts: input.timeouts?.toolMaxAttempts ?? TOOL_RETRY.maximumAttempts },
+  });
   let workerQueue: string | undefined = resume?.workerQueue;
 
   /**
@@ -400,13 +409,16 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         conversationId: conversation.id,
       };
       const summary = describeToolCall(toolUse.name, toolUse.input);
-      ({ content, isError } = await onWorker(
-        (options) => toolActivities.runTool.executeWithOptions({ summary, ...options }, [args]),
-        (startedBy) =>
-          toolActivities.runTool.executeWithOptions({ summary }, [
-            startedBy ? { ...args, mayHaveStarted: true } : args,
-          ]),
-      ));
+      const local = localReadTools && BUILTIN_SIDE_EFFECTS[toolUse.name] === 'read_only';
+      ({ content, isError } = local
+        ? await localTools.runTool.executeWithOptions({ summary }, [args])
+        : await onWorker(
+            (options) => toolActivities.runTool.executeWithOptions({ summary, ...options }, [args]),
+            (startedBy) =>
+              toolActivities.runTool.executeWithOptions({ summary }, [
+                startedBy ? { ...args, mayHaveStarted: true } : args,
+              ]),
+          ));
       conversation.markToolResultCached(toolUse.id);
     } catch (err) {
       if (isCancellation(err)) throw err;

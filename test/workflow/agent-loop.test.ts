@@ -106,8 +106,8 @@ test('three parallel tool calls come back in one user message, keyed by id, in t
     toolUse([
       // The slowest call first: results must still follow tool_use order, not completion order.
       { id: 'toolu_slow', name: 'bash', input: { command: 'sleep 1; echo slow-done' } },
-      { id: 'toolu_r1', name: 'read_file', input: { path: 'one.txt' } },
-      { id: 'toolu_r2', name: 'read_file', input: { path: 'two.txt' } },
+      { id: 'toolu_r1', name: 'bash', input: { command: 'cat one.txt' } },
+      { id: 'toolu_r2', name: 'bash', input: { command: 'cat two.txt' } },
     ]),
     text('done'),
   ]);
@@ -135,6 +135,31 @@ test('three parallel tool calls come back in one user message, keyed by id, in t
   // callModel completed, then 3 scheduled, then completions.
   expect(kinds.slice(1, 4)).toEqual(['scheduled', 'scheduled', 'scheduled']);
   expect(Date.now() - startedAt).toBeLessThan(20_000);
+});
+
+test('read-only built-in tools run as local activities, in parallel with the rest, results in tool_use order', async () => {
+  await fs.writeFile(path.join(workspace, 'one.txt'), 'first file\n');
+  const model = new ScriptedModel([
+    toolUse([
+      { id: 'toolu_b', name: 'bash', input: { command: 'sleep 1; echo slow-done' } },
+      { id: 'toolu_r', name: 'read_file', input: { path: 'one.txt' } },
+      { id: 'toolu_g', name: 'glob', input: { pattern: '*.txt' } },
+    ]),
+    text('done'),
+  ]);
+  const id = workflowId('local');
+  await withWorker(env, { model }, async (tq) => (await start(tq, {}, id)).result());
+  const results = toolResults(model.requests[1]?.messages[2]);
+  expect(results.map((r) => r.tool_use_id)).toEqual(['toolu_b', 'toolu_r', 'toolu_g']);
+  expect(results[1]?.content).toContain('first file');
+  expect(results[2]?.content).toContain('one.txt');
+  // Only bash went through the server's activity queue; the read-only tools left local-activity markers.
+  expect(await scheduledActivities(id)).toEqual(['callModel', 'runTool', 'callModel']);
+  const history = await env.client.workflow.getHandle(id).fetchHistory();
+  const markers = (history.events ?? []).filter(
+    (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+  );
+  expect(markers).toHaveLength(2);
 });
 
 test('an unknown tool becomes an is_error result and the loop continues', async () => {
