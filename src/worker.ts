@@ -1,10 +1,11 @@
 import { msToNumber } from '@temporalio/common/lib/time';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createActivities, type ActivityDeps } from './activities';
+import { ensureSearchAttributes } from './server/search-attributes';
 import { temporalConfig, type TemporalConfig } from './config';
 import { createModelResolver } from './models';
 import { createDefaultRegistry } from './tools';
@@ -143,6 +144,7 @@ export function prebuiltBundlePath(): string | undefined {
 }
 
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
+  const log = Runtime.instance().logger;
   const bundle = options.workflowBundlePath ?? prebuiltBundlePath();
   const graceMs =
     options.shutdownGraceTime !== undefined ? msToNumber(options.shutdownGraceTime) : workerSettings().shutdownGraceMs;
@@ -171,6 +173,15 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     ...(options.identity ? { identity: options.identity } : {}),
     ...options.workerOptions,
   } satisfies Partial<WorkerOptions>;
+  try {
+    const added = await ensureSearchAttributes(options.connection.operatorService, options.namespace);
+    if (added.length) log.info(`registered search attributes ${added.join(', ')} in namespace ${options.namespace}`);
+  } catch (err) {
+    log.warn(
+      `could not check or register durable-agent's search attributes (${(err as Error).message}); runs fail their ` +
+        `workflow tasks until they exist: temporal operator search-attribute create (see docker-compose.yml)`,
+    );
+  }
   const main = await Worker.create({
     ...common,
     taskQueue: options.taskQueue,

@@ -9,6 +9,7 @@ import type { AgentWorker } from '../worker';
 import { ensureServer, startInlineWorker } from './environment';
 import { ServerContact, isServerUnavailable, serverAddressOf } from './server-contact';
 import { exitLine, formatEvent, formatResult } from './format';
+import { Spinner } from './spinner';
 
 export interface RunFlags {
   prompt: string;
@@ -117,6 +118,7 @@ export async function follow(handle: AgentHandle, out: (line: string) => void): 
     void interruptRun(handle, 'Ctrl-C from the CLI').catch((e: Error) => err(`interrupt failed: ${e.message}`));
   };
   process.on('SIGINT', onSigint);
+  const spinner = new Spinner();
   // The run is durable on the server: when the server goes away we wait for it, saying so, and
   // re-arm the result long-poll once it answers again.
   const address = serverAddressOf(handle);
@@ -139,7 +141,13 @@ export async function follow(handle: AgentHandle, out: (line: string) => void): 
     contact.back();
     for (const event of page.events) {
       const line = formatEvent(event, handle.workflowId);
-      if (line) out(line);
+      if (line) {
+        spinner.clear();
+        out(line);
+      }
+      // A spinner while a model call is in flight (terminals only).
+      if (event.kind === 'model_call_started') spinner.start(`model call ${event.iteration}…`);
+      else if (event.kind !== 'notice' && event.kind !== 'user_message') spinner.stop();
     }
     cursor = page.cursor;
   };
@@ -193,6 +201,7 @@ export async function follow(handle: AgentHandle, out: (line: string) => void): 
     }
     return result;
   } finally {
+    spinner.stop();
     process.off('SIGINT', onSigint);
   }
 }
