@@ -1,3 +1,4 @@
+import { msToTs } from '@temporalio/common/lib/time';
 import { NativeConnection } from '@temporalio/worker';
 import { ensureSearchAttributes } from '../../src/server/search-attributes';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/shared';
@@ -9,7 +10,7 @@ test('a worker registers the search attributes a namespace lacks, once', async (
     const namespace = `sa-${Date.now()}`;
     await connection.workflowService.registerNamespace({
       namespace,
-      workflowExecutionRetentionPeriod: { seconds: 86_400 },
+      workflowExecutionRetentionPeriod: msToTs('1 day'),
     });
     // Namespace creation propagates asynchronously; retry until the operator API knows it.
     let added: string[] | undefined;
