@@ -7,6 +7,7 @@ import { ScriptedModel, delayed, text, toolUse } from '../../src/models/scripted
 import type { ModelProvider } from '../../src/models/types';
 import type { AgentRunInput } from '../../src/shared';
 import { connectTestEnv, tempWorkspace, testAddress, withWorker, type TestEnv } from '../support/temporal';
+import { eventually } from '../support/run-helpers';
 
 /**
  * `durable-agent list` against the test server: real runs whose workflows keep the search
@@ -54,21 +55,6 @@ async function listJson(...flags: string[]): Promise<RunListing[]> {
   const { code, stdout } = await cli('list', '--json', ...flags);
   expect(code).toBe(0);
   return JSON.parse(stdout) as RunListing[];
-}
-
-/** Polls `fn` until `check` stops throwing (visibility lags the workflow a little). */
-async function eventually<T>(fn: () => Promise<T>, check: (value: T) => void, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    try {
-      check(value);
-      return value;
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 const byId = (runs: RunListing[]) => Object.fromEntries(runs.map((r) => [r.workflowId, r]));

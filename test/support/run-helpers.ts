@@ -35,3 +35,18 @@ export function toolResults(message: Message | undefined): ToolResultBlock[] {
   if (!message || typeof message.content === 'string') throw new Error('expected a user message of tool results');
   return message.content.filter((b): b is ToolResultBlock => b.type === 'tool_result');
 }
+
+/** Polls `fn` until `check` stops throwing (visibility, the Web UI and runs fill in over time). */
+export async function eventually<T>(fn: () => Promise<T>, check: (value: T) => void, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    try {
+      check(value);
+      return value;
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

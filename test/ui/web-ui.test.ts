@@ -10,6 +10,7 @@ import { ScriptedModel, delayed, text, toolUse } from '../../src/models/scripted
 import { devServerArgs, waitUntilReachable, webUiLink } from '../../src/server/dev-server';
 import { createDefaultRegistry } from '../../src/tools';
 import { createAgentWorker, type AgentWorker } from '../../src/worker';
+import { eventually } from '../support/run-helpers';
 import { freePort } from '../global-setup';
 import { quietRuntime, tempWorkspace, testBundlePath } from '../support/temporal';
 
@@ -27,6 +28,9 @@ const describeWithChromium = existsSync(CHROMIUM) ? describe : describe.skip;
 const suiteName = existsSync(CHROMIUM)
   ? 'Temporal Web UI (headless Chromium)'
   : `Temporal Web UI (skipped: ${CHROMIUM} is missing; apt-get install -y chromium)`;
+
+/** The UI is a single-page app that fills in as data arrives: more patience than the default. */
+const UI_TIMEOUT_MS = 30_000;
 
 describeWithChromium(suiteName, () => {
   let server: ChildProcess;
@@ -109,6 +113,7 @@ describeWithChromium(suiteName, () => {
     await eventually(
       async () => model.requests.length,
       (n) => expect(n).toBe(2),
+      UI_TIMEOUT_MS,
     );
   }, 120_000);
 
@@ -143,6 +148,7 @@ describeWithChromium(suiteName, () => {
     const shown = await eventually(
       () => summaries.allInnerTexts(),
       (texts) => expect(texts.map((t) => t.trim())).toEqual(expect.arrayContaining(EXPECTED_SUMMARIES)),
+      UI_TIMEOUT_MS,
     );
     // The workflow's summary is on its first event, and it is only the prompt's first line.
     const started = page.locator('tr', { hasText: 'Workflow Execution Started' });
@@ -184,6 +190,7 @@ describeWithChromium(suiteName, () => {
           'read_file notes.txt',
           'model scripted-ui · iteration 2',
         ]),
+      UI_TIMEOUT_MS,
     );
 
     // Current details come from the running workflow (setCurrentDetails), through a query.
@@ -208,22 +215,8 @@ async function renderedUnder(page: Page, heading: string, ready: (text: string) 
   return eventually(
     async () => (await frame.locator('body').innerText({ timeout: 30_000 })).replace(/\s+/g, ' ').trim(),
     (text) => expect(ready(text) ? 'ready' : text).toBe('ready'),
+    UI_TIMEOUT_MS,
   );
-}
-
-/** Polls `fn` until `check` stops throwing: the UI is a single-page app that fills in as data arrives. */
-async function eventually<T>(fn: () => Promise<T>, check: (value: T) => void, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    try {
-      check(value);
-      return value;
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 /** A full-page screenshot (and the page's text, for a failing run) in test-artifacts/. */
