@@ -12,9 +12,9 @@ import {
 } from '../client';
 import { temporalConfig } from '../config';
 import { isReachable, runForegroundDevServer, webUiLink } from '../server/dev-server';
-import { exitLine, formatResult, formatState } from './format';
+import { formatState } from './format';
 import { DEFAULT_LIST_LIMIT, RUN_STATUSES, isRunStatus, listCommand } from './list-command';
-import { follow, runCommand } from './run-command';
+import { follow, reportResult, runCommand } from './run-command';
 import { runWorkerCommand } from './worker-command';
 
 const USAGE = `durable-agent: an LLM agent loop that runs as a durable Temporal workflow
@@ -148,10 +148,7 @@ export async function main(argv: string[]): Promise<number> {
       const id = requireId(positionals, 'follow');
       const out = values.json ? (line: string) => process.stderr.write(`${line}\n`) : say;
       const result = await follow(getRun(await connectClient(config), id), out);
-      if (values.json) say(JSON.stringify(result, null, 2));
-      else say(formatResult(result, webUiLink(config.namespace, id)));
-      if (result.exitReason !== 'completed') process.stderr.write(`${exitLine(result)}\n`);
-      return result.exitReason === 'completed' ? 0 : 1;
+      return reportResult(result, webUiLink(config.namespace, id), values.json ?? false);
     }
     case 'send': {
       const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
@@ -190,11 +187,7 @@ export async function main(argv: string[]): Promise<number> {
       });
       const id = requireId(positionals, 'result');
       const handle = getRun(await connectClient(config), id);
-      const result = await runResult(handle);
-      if (values.json) say(JSON.stringify(result, null, 2));
-      else say(formatResult(result, webUiLink(config.namespace, id)));
-      if (result.exitReason !== 'completed') process.stderr.write(`${exitLine(result)}\n`);
-      return result.exitReason === 'completed' ? 0 : 1;
+      return reportResult(await runResult(handle), webUiLink(config.namespace, id), values.json ?? false);
     }
     case 'list': {
       const { values } = parseArgs({

@@ -91,17 +91,23 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
       if (flags.json) process.stdout.write(`${JSON.stringify({ workflowId, runId: handle.firstExecutionRunId })}\n`);
       return 0;
     }
-    const result = await follow(handle, out);
-    if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    else out(formatResult(result, link));
-    if (result.exitReason !== 'completed') err(exitLine(result));
-    return result.exitReason === 'completed' ? 0 : 1;
+    return reportResult(await follow(handle, out), link, flags.json);
   } finally {
     if (worker) {
       worker.shutdown();
       await workerDone;
     }
   }
+}
+
+/**
+ * Prints a finished run's result (as JSON on stdout with `--json`, else the summary) and, unless it
+ * completed, a one-line reason on stderr. Returns the exit code: 0 for `completed`, else 1.
+ */
+export function reportResult(result: AgentRunResult, link: string, json: boolean): number {
+  process.stdout.write(json ? `${JSON.stringify(result, null, 2)}\n` : `${formatResult(result, link)}\n`);
+  if (result.exitReason !== 'completed') err(exitLine(result));
+  return result.exitReason === 'completed' ? 0 : 1;
 }
 
 /**
