@@ -44,6 +44,14 @@ export const MODEL_RETRY = {
  */
 export const STICKY_SCHEDULE_TO_START_TIMEOUT = '10 seconds';
 
+/**
+ * Within one status, a run rewrites its search attributes (iterations, cost) at most this often
+ * (workflow time). Every upsert is a history event and a visibility write on the server; with real
+ * model latency each iteration takes longer than this anyway, so only fast loops are thinned, and
+ * a status change or the end of the run always writes at once.
+ */
+export const SEARCH_ATTRIBUTE_MIN_INTERVAL_MS = 1_000;
+
 /** Tool activity timing: bash may run up to 600 s, so the activity gets a little more. */
 export const TOOL_START_TO_CLOSE_TIMEOUT = '11 minutes';
 export const TOOL_HEARTBEAT_TIMEOUT = '20 seconds';

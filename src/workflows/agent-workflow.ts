@@ -33,6 +33,7 @@ import {
   DEFAULTS,
   ErrorTypes,
   MAX_RETAINED_EVENTS,
+  SEARCH_ATTRIBUTE_MIN_INTERVAL_MS,
   STICKY_SCHEDULE_TO_START_TIMEOUT,
   SUMMARY_FALLBACK_TEXT,
   SUMMARY_INSTRUCTION,
@@ -198,10 +199,24 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       return fallback(err instanceof ActivityFailure ? err.identity || undefined : undefined);
     }
   };
+  // Fewer upserts within one status: runs recorded before this wrote them every iteration.
+  const throttledIndex = patched('throttled-search-attributes');
+  let lastIndexed: { status: RunStatus; at: number } | undefined;
+  /**
+   * Brings the search attributes up to date. A status change always writes; otherwise at most once
+   * per SEARCH_ATTRIBUTE_MIN_INTERVAL_MS, so a fast loop does not pay a history event and a
+   * visibility write per iteration (its iteration count then lags by at most one iteration).
+   */
   const index = (): void => {
     if (!indexed) return;
+    const status = currentStatus();
+    const now = Date.now();
+    if (throttledIndex && lastIndexed?.status === status && now - lastIndexed.at < SEARCH_ATTRIBUTE_MIN_INTERVAL_MS) {
+      return;
+    }
+    lastIndexed = { status, at: now };
     const pairs: SearchAttributeUpdatePair[] = [
-      { key: statusSearchAttribute, value: currentStatus() },
+      { key: statusSearchAttribute, value: status },
       { key: iterationsSearchAttribute, value: iteration },
       { key: modelSearchAttribute, value: model },
       // An unknown cost removes the attribute: a stale number would read as a price.
