@@ -3,7 +3,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { WORKFLOW_TYPE, type AgentRunInput } from '../src/shared';
 import type { NaiveRunInput } from './naive-workflow';
-import { BENCH_MODEL, benchPrompt } from './scenario';
+import { BENCH_MODEL, benchPrompt, type BenchTool } from './scenario';
 import type { Subject } from './workers';
 
 /** What every figure needs: the server, the bundle, a workspace, and how big to make the runs. */
@@ -28,6 +28,8 @@ export interface StartRunOptions {
   taskQueue: string;
   iterations: number;
   outputBytes: number;
+  /** The tool the agent calls each iteration (default `emit_output`; `read_file` needs `writeBenchDoc`). */
+  tool?: BenchTool;
   /** Naive only: run model or tool calls as local activities. */
   naive?: Pick<NaiveRunInput, 'modelCalls' | 'toolCalls'>;
   workflowId?: string;
@@ -42,7 +44,7 @@ export async function startRun(
   options: StartRunOptions,
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const workflowId = options.workflowId ?? uniqueName(options.subject);
-  const prompt = benchPrompt(options.outputBytes);
+  const prompt = benchPrompt(options.outputBytes, options.tool);
   if (options.subject === 'ours') {
     const input: AgentRunInput = { prompt, model: BENCH_MODEL, maxIterations: options.iterations };
     return client.workflow.start(WORKFLOW_TYPE, { taskQueue: options.taskQueue, workflowId, args: [input] });

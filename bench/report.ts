@@ -108,10 +108,10 @@ function overheadSection(figure: OverheadFigure & { server: string }, index: num
     '   dispatch: median scheduled→started time in the history of one run (server clock); an activity at ~0 was ' +
       'dispatched eagerly.',
   ];
-  if (figure.bestPlainLoop && figure.oursOverBestPlain !== undefined) {
+  if (figure.bestPlainLoop) lines.push(`   best plain activity-per-step loop: ${figure.bestPlainLoop}`);
+  for (const { label, ratio } of figure.oursOverBestPlain) {
     lines.push(
-      `   best plain activity-per-step loop: ${figure.bestPlainLoop}; ours (eager on) / best = ` +
-        `${figure.oursOverBestPlain.toFixed(2)}× (target ≤ 1.5×: ${figure.oursOverBestPlain <= 1.5 ? 'met' : 'NOT met'})`,
+      `   ${label} / best plain loop = ${ratio.toFixed(2)}× (target ≤ 1.5×: ${ratio <= 1.5 ? 'met' : 'NOT met'})`,
     );
   }
   if (figure.oursOverNaiveSameCalls !== undefined) {

@@ -1,8 +1,10 @@
 import { Context } from '@temporalio/activity';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import { z } from 'zod';
 import { ScriptedModel, delayed, text, toolUse, type ScriptStep, type ScriptedFunction } from '../src/models/scripted';
 import type { ModelRequest } from '../src/shared/messages';
-import { defineTool, ToolRegistry } from '../src/tools';
+import { createReadFileTool, defineTool, ToolRegistry } from '../src/tools';
 
 /**
  * The agent every subject runs: each iteration the scripted model asks for one call of a
@@ -41,8 +43,28 @@ export function createOutputTool() {
   });
 }
 
+/**
+ * Which tool the bench agent calls each iteration: the custom `emit_output` (ours runs it as a
+ * regular activity, like bash, file edits or any tool a user registers) or the built-in `read_file`
+ * of a file in the workspace (a read-only built-in: ours runs it as a local activity).
+ */
+export type BenchTool = typeof OUTPUT_TOOL | 'read_file';
+
+/** The file the `read_file` agent reads: `bytes` characters in lines of 80. */
+export function benchDocPath(bytes: number): string {
+  return `bench-doc-${bytes}.txt`;
+}
+
+/** Writes the file `read_file` runs read, once per size. */
+export async function writeBenchDoc(workspace: string, bytes: number): Promise<void> {
+  const text = outputText(bytes, benchDocPath(bytes))
+    .replace(/\n/g, ' ')
+    .replace(/(.{79})/g, '$1\n');
+  await fs.writeFile(path.join(workspace, benchDocPath(bytes)), text);
+}
+
 export function createBenchRegistry(): ToolRegistry {
-  return new ToolRegistry([createOutputTool()]);
+  return new ToolRegistry([createOutputTool(), createReadFileTool()]);
 }
 
 /** When each model call of each run arrived, to time iterations from the worker's side. */
@@ -76,14 +98,27 @@ function runKey(fallback: string): string {
   }
 }
 
-/** The run's prompt, which tells the model how large each tool output should be. */
-export function benchPrompt(outputBytes: number): string {
-  return `Read the document in chunks of ${outputBytes} bytes.`;
+/** The run's prompt, which tells the model which tool to call and how large each output should be. */
+export function benchPrompt(outputBytes: number, tool: BenchTool = OUTPUT_TOOL): string {
+  return tool === 'read_file'
+    ? `Read the file ${benchDocPath(outputBytes)} again and again.`
+    : `Read the document in chunks of ${outputBytes} bytes.`;
 }
 
-function outputBytesOf(request: ModelRequest, fallback: number): number {
+function promptOf(request: ModelRequest): string {
   const first = request.messages[0];
-  const prompt = typeof first?.content === 'string' ? first.content : '';
+  return typeof first?.content === 'string' ? first.content : '';
+}
+
+/** The tool call the prompt asks for: `read_file` of the named file, or `emit_output` of N bytes. */
+function benchToolCall(request: ModelRequest, fallbackBytes: number): { name: string; input: Record<string, unknown> } {
+  const prompt = promptOf(request);
+  const file = /Read the file (\S+) again/.exec(prompt);
+  if (file) return { name: 'read_file', input: { path: file[1] } };
+  return { name: OUTPUT_TOOL, input: { bytes: outputBytesOf(prompt, fallbackBytes) } };
+}
+
+function outputBytesOf(prompt: string, fallback: number): number {
   const match = /chunks of (\d+) bytes/.exec(prompt);
   return match ? Number(match[1]) : fallback;
 }
@@ -109,7 +144,7 @@ export function createBenchModel(options: BenchModelOptions): ScriptedModel {
     model.requests.length = 0;
     options.clock?.mark(runKey(options.fallbackKey ?? 'in-process'));
     if (request.toolChoice?.type === 'none') return text('Summary: every chunk was read.', { usage: USAGE });
-    return toolUse([{ name: OUTPUT_TOOL, input: { bytes: outputBytesOf(request, options.outputBytes ?? 1024) } }], {
+    return toolUse([benchToolCall(request, options.outputBytes ?? 1024)], {
       text: 'Reading the next chunk.',
       usage: USAGE,
     });
