@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ModelResolver } from '../models/types';
 import type { ToolRegistry } from '../tools/registry';
 import type {
@@ -11,7 +12,7 @@ import type {
   SummarizeRunInput,
   SummarizeRunOutput,
 } from '../shared';
-import { textOf } from '../shared';
+import { ErrorTypes, textOf } from '../shared';
 import { ConversationCache } from './conversation-cache';
 import { outcomeUnknownMessage } from './outcome-unknown';
 
@@ -108,8 +109,9 @@ export function createActivities(deps: ActivityDeps) {
     // Local activities (cheap read-only tools) cannot heartbeat; the worker cancels them directly.
     const heartbeat = ctx.info.isLocal ? () => {} : (d?: unknown) => ctx.heartbeat(d);
     const timer = setInterval(heartbeat, heartbeatEveryMs);
+    let result: RunToolOutput;
     try {
-      return await deps.tools.run(input.name, input.input, {
+      result = await deps.tools.run(input.name, input.input, {
         workspace,
         signal: ctx.cancellationSignal,
         heartbeat,
@@ -118,12 +120,31 @@ export function createActivities(deps: ActivityDeps) {
     } finally {
       clearInterval(timer);
     }
+    // Stopped because this worker is shutting down, not because the run asked: the call is not the
+    // model's to judge. Failing the attempt retries it on another worker, where a read-only tool
+    // simply runs again and a mutating one reports that its outcome is unknown.
+    if (result.isError && stoppedByShutdown(ctx)) {
+      throw ApplicationFailure.retryable(
+        `the worker shut down during the ${input.name} call; retrying on another worker`,
+        ErrorTypes.WorkerShutdown,
+      );
+    }
+    return result;
   }
 
   return { callModel, summarizeRun, runTool };
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/** True when the activity was cancelled by its own worker's shutdown (after the grace period). */
+function stoppedByShutdown(ctx: Context): boolean {
+  const signal = ctx.cancellationSignal;
+  if (!signal.aborted) return false;
+  if (ctx.cancellationDetails?.workerShutdown) return true;
+  const reason: unknown = signal.reason;
+  return reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN';
+}
 
 /** Appends the instruction to a copy of the conversation, merging into a trailing user turn. */
 function withClosingInstruction(messages: Message[], instruction: string): Message[] {

@@ -77,6 +77,8 @@ export const MAX_RETAINED_EVENTS = 1000;
 /** Stable, namespaced failure types raised at the activity boundary. */
 export const ErrorTypes = {
   InvalidInput: 'DurableAgent.InvalidInput',
+  /** A tool call stopped by its worker's shutdown: retried on another worker. */
+  WorkerShutdown: 'DurableAgent.WorkerShutdown',
   BadRequest: 'ModelError.BadRequest',
   Authentication: 'ModelError.Authentication',
   PermissionDenied: 'ModelError.PermissionDenied',

@@ -103,7 +103,35 @@ test('SIGTERM mid-tool, past the grace period: the tool is stopped, the worker e
   expect(requestsPerTurn(fake.requests)).toEqual([1, 1]);
   const [toolResult] = toolResultsIn(fake.requests[1]);
   expect(toolResult?.is_error).toBe(true);
-  expect(resultText(toolResult)).toMatch(/cancelled|unknown/i);
+  // The stopped attempt is retried on the other worker, which does not run bash again blindly.
+  expect(resultText(toolResult)).toMatch(/outcome of this bash call is unknown.*NOT run again/s);
+});
+
+test('SIGTERM during a read-only tool past the grace period: the call runs again on another worker and the model gets its real output', async () => {
+  fake.enqueue(
+    message([{ type: 'tool_use', id: 'toolu_t3', name: 'wait_for_file', input: { path: 'answer.txt' } }]),
+    message('The answer is 42.'),
+  );
+  const executions = () => linesOf(path.join(workspace, '.executions'));
+  const first = fleet.start({ DURABLE_AGENT_SHUTDOWN_GRACE: '1s', DA_TEST_SLOW_READ_TOOL: '1' }, 'first');
+  await first.ready();
+  const handle = await run('wait for the answer');
+  await waitUntil(async () => (await executions()).length === 1, 'the tool to start');
+  const second = fleet.start({ DA_TEST_SLOW_READ_TOOL: '1' }, 'second');
+  await second.ready();
+  first.kill('SIGTERM');
+  expect((await first.exited).code).toBe(0);
+  await waitUntil(async () => (await executions()).length === 2, 'the tool to run again on the second worker');
+  await fs.writeFile(path.join(workspace, 'answer.txt'), '42');
+  const result = await handle.result();
+
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'The answer is 42.' });
+  expect(await executions()).toEqual([`wait_for_file ${first.pid}`, `wait_for_file ${second.pid}`]);
+  // The model never saw the stopped attempt: one tool result, the real one.
+  expect(requestsPerTurn(fake.requests)).toEqual([1, 1]);
+  const [toolResult] = toolResultsIn(fake.requests[1]);
+  expect(toolResult?.is_error).toBeFalsy();
+  expect(resultText(toolResult)).toBe('42');
 });
 
 test('SIGTERM mid-tool, within the grace period: the tool finishes, its result is reported, the worker exits right after', async () => {
