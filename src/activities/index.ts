@@ -65,7 +65,15 @@ export function createActivities(deps: ActivityDeps) {
       role: 'assistant',
       content: response.content,
     });
-    return deps.workerQueue ? { ...response, workerQueue: deps.workerQueue } : response;
+    const localTools = [
+      ...deps.tools.localNames(input.toolNames),
+      ...deps.tools.localNames(input.extraToolNames ?? []),
+    ];
+    return {
+      ...response,
+      ...(deps.workerQueue ? { workerQueue: deps.workerQueue } : {}),
+      ...(localTools.length ? { localTools } : {}),
+    };
   }
 
   /**

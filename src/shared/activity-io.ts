@@ -19,6 +19,8 @@ export interface CallModelInput {
 export interface CallModelOutput extends ModelResponse {
   /** The task queue of the worker that now holds the conversation: the run's next calls go there. */
   workerQueue?: string;
+  /** Tools offered in this call that the worker runs as local activities (`runsLocally`); omitted when none. */
+  localTools?: string[];
 }
 
 /** Input of `summarizeRun`: the closing summary at the iteration limit, and compaction. */

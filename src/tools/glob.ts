@@ -50,6 +50,7 @@ export function createGlobTool() {
       'directories are skipped unless the pattern names them (e.g. "node_modules/foo/**"). Symbolic links are not followed.',
     inputSchema: globInput,
     sideEffect: 'read_only',
+    runsLocally: true,
     async execute(input, ctx) {
       const root = await realWorkspace(ctx.workspace);
       const { prefix, rest } = splitStaticPrefix(input.pattern.replace(/^\.\//, ''));

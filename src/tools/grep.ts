@@ -185,6 +185,7 @@ export function createGrepTool(options: GrepToolOptions = {}) {
       '(e.g. "*.ts"). Use this rather than running grep or rg through bash.',
     inputSchema: grepInput,
     sideEffect: 'read_only',
+    runsLocally: true,
     async execute(input, ctx) {
       const root = await realWorkspace(ctx.workspace);
       const base = await resolveInWorkspace(ctx.workspace, input.path ?? '.');

@@ -40,6 +40,7 @@ export function createReadFileTool() {
       'The line numbers and tab are not part of the file: leave them out of edit_file strings.',
     inputSchema: readFileInput,
     sideEffect: 'read_only',
+    runsLocally: true,
     async execute(input, ctx) {
       const root = await realWorkspace(ctx.workspace);
       const absolute = await resolveInWorkspace(ctx.workspace, input.path);

@@ -111,6 +111,12 @@ export class ToolRegistry {
   /** Add a tool. Its JSON Schema is computed once here, so a bad schema fails at startup, not mid-run. */
   register(tool: Tool): this {
     if (this.entries.has(tool.name)) throw new Error(`Tool '${tool.name}' is already registered.`);
+    if (tool.runsLocally && tool.sideEffect !== 'read_only') {
+      throw new Error(
+        `Tool '${tool.name}' sets runsLocally but is '${tool.sideEffect}': only read-only tools may run as local ` +
+          'activities (a local activity is retried without the checks that keep a mutating call from running twice).',
+      );
+    }
     const spec: ToolSpec = { name: tool.name, description: tool.description, input_schema: toInputSchema(tool) };
     this.entries.set(tool.name, { tool, spec });
     return this;
@@ -140,6 +146,15 @@ export class ToolRegistry {
       if (!entry) throw new Error(`Tool '${name}' is not registered. Available tools: ${this.names().join(', ')}.`);
       return entry.spec;
     });
+  }
+
+  /**
+   * The tools among `names` (every tool that is not opt-in when omitted) that run as local
+   * activities; unregistered names are left out.
+   */
+  localNames(names?: readonly string[]): string[] {
+    const wanted = names ?? this.names().filter((name) => !this.entries.get(name)?.tool.optIn);
+    return wanted.filter((name) => this.entries.get(name)?.tool.runsLocally === true);
   }
 
   /** The side-effect class of a tool, or `undefined` when no such tool is registered. */

@@ -23,6 +23,14 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   sideEffect: SideEffect;
   /** Offered to the model only when a run names it (the `done` tool); not part of "all tools". */
   optIn?: boolean;
+  /**
+   * A cheap read-only tool (well under a minute) that runs as a local activity: in the worker that
+   * runs the workflow task, without a round trip through the server, recorded as a marker. It is
+   * retried by that worker, cancelled directly on interrupt, and cannot heartbeat. Only for
+   * `sideEffect: 'read_only'`; the registry refuses it otherwise. The built-in read_file, glob and
+   * grep set it.
+   */
+  runsLocally?: boolean;
   execute(input: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 

@@ -173,6 +173,9 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const sticky = patched('sticky-activities');
   // Read-only built-in tools as local activities: markers instead of activity events in history.
   const localReadTools = patched('local-read-tools');
+  // Tools the worker says run locally (`runsLocally`, custom ones included), learnt from each model call.
+  const workerLocalTools = patched('worker-local-tools');
+  let reportedLocalTools: ReadonlySet<string> = new Set();
   const localTools = proxyLocalActivities<Activities>({
     startToCloseTimeout: LOCAL_TOOL_START_TO_CLOSE_TIMEOUT,
     retry: { ...TOOL_RETRY, maximumAttempts: input.timeouts?.toolMaxAttempts ?? TOOL_RETRY.maximumAttempts },
@@ -424,7 +427,8 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         conversationId: conversation.id,
       };
       const summary = describeToolCall(toolUse.name, toolUse.input);
-      const local = localReadTools && BUILTIN_SIDE_EFFECTS[toolUse.name] === 'read_only';
+      const local =
+        localReadTools && (BUILTIN_SIDE_EFFECTS[toolUse.name] === 'read_only' || reportedLocalTools.has(toolUse.name));
       ({ content, isError } = local
         ? await localTools.runTool.executeWithOptions({ summary }, [args])
         : await onWorker(
@@ -601,6 +605,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       }
       iteration += 1;
       if (sticky && response.workerQueue) workerQueue = response.workerQueue;
+      if (workerLocalTools) reportedLocalTools = new Set(response.localTools ?? []);
       lastStopReason = response.stopReason;
       const callCost = account(response);
       // The assistant turn goes back exactly as returned: thinking blocks included, unmodified, in order.

@@ -260,6 +260,26 @@ describe('createDefaultRegistry', () => {
     for (const name of BUILTIN_TOOL_NAMES) expect(registry.sideEffectOf(name)).toBe(BUILTIN_SIDE_EFFECTS[name]);
   });
 
+  test('read_file, glob and grep run locally; only tools among those offered are reported', () => {
+    expect(registry.localNames()).toEqual(['read_file', 'glob', 'grep']);
+    expect(registry.localNames(['bash', 'grep', 'nope'])).toEqual(['grep']);
+    expect(registry.localNames([])).toEqual([]);
+  });
+
+  test('runsLocally on a mutating tool is refused at registration, saying why', () => {
+    const mutating = defineTool({
+      name: 'deploy',
+      description: 'Deploys.',
+      inputSchema: z.object({}),
+      sideEffect: 'mutating',
+      runsLocally: true,
+      execute: async () => 'deployed',
+    });
+    expect(() => new ToolRegistry([mutating])).toThrow(
+      /Tool 'deploy' sets runsLocally but is 'mutating': only read-only tools may run as local activities/,
+    );
+  });
+
   test.each([...BUILTIN_TOOL_NAMES])('%s has an object input schema without $schema, with described fields', (name) => {
     const [spec] = registry.specs([name]);
     const schema = spec?.input_schema ?? {};

@@ -162,6 +162,41 @@ test('read-only built-in tools run as local activities, in parallel with the res
   expect(markers).toHaveLength(2);
 });
 
+test('a custom read-only tool that sets runsLocally runs as a local activity; one without it as a regular activity', async () => {
+  const tools = createDefaultRegistry();
+  const lookup = (name: string, runsLocally: boolean) =>
+    tools.register({
+      name,
+      description: `looks a word up (${name})`,
+      inputSchema: z.strictObject({ word: z.string() }),
+      sideEffect: 'read_only',
+      ...(runsLocally ? { runsLocally } : {}),
+      execute: async ({ word }: { word: string }) => `${name}: ${word.toUpperCase()}`,
+    });
+  lookup('quick_lookup', true);
+  lookup('slow_lookup', false);
+  const model = new ScriptedModel([
+    toolUse([
+      { id: 'toolu_q', name: 'quick_lookup', input: { word: 'cat' } },
+      { id: 'toolu_s', name: 'slow_lookup', input: { word: 'dog' } },
+    ]),
+    text('done'),
+  ]);
+  const id = workflowId('custom-local');
+  await withWorker(env, { model, deps: { tools } }, async (tq) => (await start(tq, {}, id)).result());
+  expect(toolResults(model.requests[1]?.messages[2]).map((r) => r.content)).toEqual([
+    'quick_lookup: CAT',
+    'slow_lookup: DOG',
+  ]);
+  // slow_lookup is the only runTool through the server; quick_lookup left a local-activity marker.
+  expect(await scheduledActivities(id)).toEqual(['callModel', 'runTool', 'callModel']);
+  const history = await env.client.workflow.getHandle(id).fetchHistory();
+  const markers = (history.events ?? []).filter(
+    (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+  );
+  expect(markers).toHaveLength(1);
+});
+
 test('an unknown tool becomes an is_error result and the loop continues', async () => {
   const model = new ScriptedModel([toolUse([{ id: 'toolu_x', name: 'teleport', input: {} }]), text('ok, no teleport')]);
   const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
