@@ -30,13 +30,17 @@ export function outputText(bytes: number, label: string): string {
   return (head + body).slice(0, bytes);
 }
 
+/** The same tool declared `runsLocally`: ours runs it as a local activity. */
+export const LOCAL_OUTPUT_TOOL = 'emit_output_local';
+
 /** A read-only tool with no latency of its own: returns the number of bytes it is asked for. */
-export function createOutputTool() {
+export function createOutputTool(name: string = OUTPUT_TOOL, runsLocally = false) {
   return defineTool({
-    name: OUTPUT_TOOL,
+    name,
     description: 'Returns the next chunk of the document, `bytes` characters long.',
     inputSchema: z.strictObject({ bytes: z.number().int().min(1).max(1_000_000) }),
     sideEffect: 'read_only',
+    ...(runsLocally ? { runsLocally } : {}),
     async execute({ bytes }, ctx) {
       return outputText(bytes, ctx.toolUseId);
     },
@@ -45,10 +49,11 @@ export function createOutputTool() {
 
 /**
  * Which tool the bench agent calls each iteration: the custom `emit_output` (ours runs it as a
- * regular activity, like bash, file edits or any tool a user registers) or the built-in `read_file`
- * of a file in the workspace (a read-only built-in: ours runs it as a local activity).
+ * regular activity, like bash, file edits or any tool without `runsLocally`), the same tool with
+ * `runsLocally` (`emit_output_local`), or the built-in `read_file` of a file in the workspace (a
+ * read-only built-in: ours runs it as a local activity).
  */
-export type BenchTool = typeof OUTPUT_TOOL | 'read_file';
+export type BenchTool = typeof OUTPUT_TOOL | typeof LOCAL_OUTPUT_TOOL | 'read_file';
 
 /** The file the `read_file` agent reads: `bytes` characters in lines of 80. */
 export function benchDocPath(bytes: number): string {
@@ -64,7 +69,7 @@ export async function writeBenchDoc(workspace: string, bytes: number): Promise<v
 }
 
 export function createBenchRegistry(): ToolRegistry {
-  return new ToolRegistry([createOutputTool(), createReadFileTool()]);
+  return new ToolRegistry([createOutputTool(), createOutputTool(LOCAL_OUTPUT_TOOL, true), createReadFileTool()]);
 }
 
 /** When each model call of each run arrived, to time iterations from the worker's side. */
@@ -100,9 +105,9 @@ function runKey(fallback: string): string {
 
 /** The run's prompt, which tells the model which tool to call and how large each output should be. */
 export function benchPrompt(outputBytes: number, tool: BenchTool = OUTPUT_TOOL): string {
-  return tool === 'read_file'
-    ? `Read the file ${benchDocPath(outputBytes)} again and again.`
-    : `Read the document in chunks of ${outputBytes} bytes.`;
+  if (tool === 'read_file') return `Read the file ${benchDocPath(outputBytes)} again and again.`;
+  const chunks = `Read the document in chunks of ${outputBytes} bytes`;
+  return tool === LOCAL_OUTPUT_TOOL ? `${chunks} with ${LOCAL_OUTPUT_TOOL}.` : `${chunks}.`;
 }
 
 function promptOf(request: ModelRequest): string {
@@ -110,12 +115,13 @@ function promptOf(request: ModelRequest): string {
   return typeof first?.content === 'string' ? first.content : '';
 }
 
-/** The tool call the prompt asks for: `read_file` of the named file, or `emit_output` of N bytes. */
+/** The tool call the prompt asks for: `read_file` of the named file, or an `emit_output` tool of N bytes. */
 function benchToolCall(request: ModelRequest, fallbackBytes: number): { name: string; input: Record<string, unknown> } {
   const prompt = promptOf(request);
   const file = /Read the file (\S+) again/.exec(prompt);
   if (file) return { name: 'read_file', input: { path: file[1] } };
-  return { name: OUTPUT_TOOL, input: { bytes: outputBytesOf(prompt, fallbackBytes) } };
+  const name = prompt.includes(`with ${LOCAL_OUTPUT_TOOL}`) ? LOCAL_OUTPUT_TOOL : OUTPUT_TOOL;
+  return { name, input: { bytes: outputBytesOf(prompt, fallbackBytes) } };
 }
 
 function outputBytesOf(prompt: string, fallback: number): number {
