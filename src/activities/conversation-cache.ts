@@ -87,10 +87,11 @@ export class ConversationCache {
   /** Records the conversation as the model saw it plus the assistant turn it returned. */
   commit(id: string, messages: Message[], headHash: string, assistant: Message): void {
     const previous = this.conversations.get(id);
-    const added = JSON.stringify(assistant).length + estimateAdded(previous, messages);
+    const json = JSON.stringify(assistant);
+    const added = json.length + estimateAdded(previous, messages);
     const entry: CachedConversation = {
       messages: [...messages, assistant],
-      hash: chainHash(headHash, assistant),
+      hash: chainHash(headHash, assistant, json),
       bytes: (previous && messages.length >= previous.messages.length ? previous.bytes : 0) + added,
     };
     if (previous) this.bytes -= previous.bytes;
