@@ -1,11 +1,10 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, promises as fs } from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { devServerArgs, waitUntilReachable } from '../src/server/dev-server';
+import { devServerArgs, freePort, waitUntilReachable } from '../src/server/dev-server';
 import { findTemporalCli } from '../src/server/temporal-cli';
 
 /**
@@ -102,17 +101,6 @@ async function processCpuMs(pid: number | undefined): Promise<number | undefined
   } catch {
     return undefined;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 }
 
 function stopChild(child: ChildProcess): Promise<void> {

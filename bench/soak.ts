@@ -30,7 +30,7 @@ import { createWriteStream, openSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { devServerArgs, waitUntilReachable } from '../src/server/dev-server';
+import { devServerArgs, freePort, waitUntilReachable } from '../src/server/dev-server';
 import { findTemporalCli } from '../src/server/temporal-cli';
 import { WORKFLOW_TYPE, type AgentRunInput, type AgentRunResult } from '../src/shared';
 import { parseDurationSetting } from '../src/worker';
@@ -487,18 +487,6 @@ function recoveryTimes(
     }
   }
   return { fromRestart, fromKill };
-}
-
-async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as import('node:net').AddressInfo;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
 }
 
 main().then(

@@ -37,6 +37,18 @@ export function isReachable(address: string, timeoutMs = 1000): Promise<boolean>
   });
 }
 
+/** A TCP port on 127.0.0.1 that nothing listens on right now, for a dev server of its own. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
 export async function waitUntilReachable(address: string, timeoutMs: number, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

@@ -4,21 +4,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, promises as fs } from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { devServerArgs, waitUntilReachable } from '../../src/server/dev-server';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
+import { devServerArgs, freePort, waitUntilReachable } from '../../src/server/dev-server';
 
 export class OwnDevServer {
   private child: ChildProcess | undefined;

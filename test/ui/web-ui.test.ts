@@ -7,11 +7,10 @@ import * as path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { getRun, interruptRun, startRun } from '../../src/client';
 import { ScriptedModel, delayed, text, toolUse } from '../../src/models/scripted';
-import { devServerArgs, waitUntilReachable, webUiLink } from '../../src/server/dev-server';
+import { devServerArgs, freePort, waitUntilReachable, webUiLink } from '../../src/server/dev-server';
 import { createDefaultRegistry } from '../../src/tools';
 import { createAgentWorker, type AgentWorker } from '../../src/worker';
 import { eventually } from '../support/run-helpers';
-import { freePort } from '../global-setup';
 import { quietRuntime, tempWorkspace, testBundlePath } from '../support/temporal';
 
 /**
