@@ -173,7 +173,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const sticky = patched('sticky-activities');
   // Read-only built-in tools as local activities: markers instead of activity events in history.
   const localReadTools = patched('local-read-tools');
-  // Tools the worker says run locally (`runsLocally`, custom ones included), learnt from each model call.
+  // Tools the worker says run locally (`runsLocally`: read_file, glob, grep and custom ones), learnt from each model call.
   const workerLocalTools = patched('worker-local-tools');
   let reportedLocalTools: ReadonlySet<string> = new Set();
   const localTools = proxyLocalActivities<Activities>({
@@ -427,8 +427,10 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         conversationId: conversation.id,
       };
       const summary = describeToolCall(toolUse.name, toolUse.input);
-      const local =
-        localReadTools && (BUILTIN_SIDE_EFFECTS[toolUse.name] === 'read_only' || reportedLocalTools.has(toolUse.name));
+      // The worker's registry decides (each model call reports it); runs from before that used a fixed list.
+      const local = workerLocalTools
+        ? reportedLocalTools.has(toolUse.name)
+        : localReadTools && BUILTIN_SIDE_EFFECTS[toolUse.name] === 'read_only';
       ({ content, isError } = local
         ? await localTools.runTool.executeWithOptions({ summary }, [args])
         : await onWorker(
