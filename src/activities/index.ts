@@ -124,6 +124,7 @@ export function createActivities(deps: ActivityDeps) {
         signal: ctx.cancellationSignal,
         heartbeat,
         toolUseId: input.toolUseId,
+        ...(input.network ? { network: true } : {}),
       });
     } finally {
       clearInterval(timer);

@@ -46,6 +46,8 @@ export interface RunToolInput {
    * fell back from that worker's queue): a mutating tool then reports an unknown outcome instead of running.
    */
   mayHaveStarted?: boolean;
+  /** The run allows commands network access (`network: true` in the run input). */
+  network?: boolean;
 }
 export interface RunToolOutput {
   content: string;

@@ -36,3 +36,11 @@ export interface ApprovalResult {
 export const approveToolUpdate = defineUpdate<ApprovalResult, [ApprovalInput]>('approveTool');
 /** Refuses a tool call that waits for approval; the model sees an is_error result with the reason. */
 export const denyToolUpdate = defineUpdate<ApprovalResult, [ApprovalInput]>('denyTool');
+
+export type EndSessionInput = Record<string, never>;
+export interface EndSessionResult {
+  /** The status the run ends with (`completed`). */
+  status: 'completed';
+}
+/** Ends a session that waits for input: the run completes with its last answer. */
+export const endSessionUpdate = defineUpdate<EndSessionResult, [EndSessionInput]>('endSession');

@@ -74,6 +74,8 @@ export const agentRunInputSchema = z
       .max(7 * 24 * 3600, 'approvalTimeoutSeconds must be at most 7 days')
       .optional(),
     requireDoneTool: z.boolean().optional(),
+    /** Commands (bash) may use the network; the sandbox gives them none otherwise. */
+    network: z.boolean().optional(),
     /** Per-run liveness timeouts and retry bounds of model and tool calls; defaults in constants.ts. */
     timeouts: runTimeoutsSchema.optional(),
     compactAtBytes: z

@@ -11,6 +11,8 @@ export interface ToolContext {
   /** Report liveness to Temporal; long-running tools call it periodically. */
   heartbeat: (details?: unknown) => void;
   toolUseId: string;
+  /** The run allows network access to commands (`network: true` in the run input); off by default. */
+  network?: boolean;
 }
 
 /** What a tool implementation returns: text for the model, optionally marked as an error. */

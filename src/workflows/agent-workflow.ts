@@ -425,6 +425,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         input: toolUse.input,
         workspace: input.workspace,
         conversationId: conversation.id,
+        ...(input.network ? { network: true } : {}),
       };
       const summary = describeToolCall(toolUse.name, toolUse.input);
       // The worker's registry decides (each model call reports it); runs from before that used a fixed list.
