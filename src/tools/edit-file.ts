@@ -1,15 +1,17 @@
-import { promises as fs } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
-import { looksBinary, statRegularFile } from './files';
+import { openRegularFile, replaceFile, withLocated, type Located } from './safe-fs';
+import { describeTextProblem, textProblem } from './safe-fs/text-check';
 import { numberedLine, plural, splitLines, truncateLine } from './text';
-import { realWorkspace, resolveInWorkspace, workspaceRelative } from './workspace';
 
 /** Lines of unchanged context shown above and below an edit in the confirmation snippet. */
 const SNIPPET_CONTEXT_LINES = 3;
 /** The snippet never exceeds this many lines, however large the replacement. */
 const SNIPPET_MAX_LINES = 20;
 const SNIPPET_MAX_LINE_CHARS = 300;
+/** An edit holds the file in memory several times over (bytes, text, result); larger files are refused. */
+export const MAX_EDIT_FILE_BYTES = 32 * 1024 * 1024;
 
 const editFileInput = z.strictObject({
   path: z.string().min(1).describe('Path of the file to edit, relative to the workspace (or absolute inside it).'),
@@ -89,49 +91,75 @@ export function createEditFileTool() {
     inputSchema: editFileInput,
     sideEffect: 'mutating',
     async execute(input, ctx) {
-      const root = await realWorkspace(ctx.workspace);
-      const absolute = await resolveInWorkspace(ctx.workspace, input.path);
-      const shown = workspaceRelative(root, absolute);
-      await statRegularFile(absolute, shown);
-      if (await looksBinary(absolute)) throw new Error(`'${shown}' is a binary file; edit_file only edits text files.`);
-      if (input.old_string === input.new_string) {
-        throw new Error('old_string and new_string are identical; there is nothing to change.');
-      }
-
-      const content = await fs.readFile(absolute, 'utf8');
-      let oldString = input.old_string;
-      let newString = input.new_string;
-      let found = occurrences(content, oldString);
-      // read_file shows CRLF files without their `\r`, so the model's strings have bare `\n`.
-      if (found.length === 0 && content.includes('\r\n') && !oldString.includes('\r')) {
-        const crlfOld = oldString.replace(/\n/g, '\r\n');
-        const crlfFound = occurrences(content, crlfOld);
-        if (crlfFound.length > 0) {
-          oldString = crlfOld;
-          newString = newString.replace(/\r?\n/g, '\r\n');
-          found = crlfFound;
+      return withLocated(ctx.workspace, input.path, { followLinks: true }, async (located) => {
+        const { content, stat } = await readEditableText(located);
+        if (input.old_string === input.new_string) {
+          throw new Error('old_string and new_string are identical; there is nothing to change.');
         }
-      }
+        const shown = located.shown;
+        let oldString = input.old_string;
+        let newString = input.new_string;
+        let found = occurrences(content, oldString);
+        // read_file shows CRLF files without their `\r`, so the model's strings have bare `\n`.
+        if (found.length === 0 && content.includes('\r\n') && !oldString.includes('\r')) {
+          const crlfOld = oldString.replace(/\n/g, '\r\n');
+          const crlfFound = occurrences(content, crlfOld);
+          if (crlfFound.length > 0) {
+            oldString = crlfOld;
+            newString = newString.replace(/\r?\n/g, '\r\n');
+            found = crlfFound;
+          }
+        }
 
-      if (found.length === 0) {
-        throw new Error(`old_string was not found in '${shown}'.${notFoundHint(content, input.old_string)}`);
-      }
-      if (found.length > 1 && input.replace_all !== true) {
-        const lines = found.slice(0, 10).map((at) => lineOf(content, at));
-        throw new Error(
-          `old_string occurs ${found.length} times in '${shown}' (at lines ${lines.join(', ')}` +
-            `${found.length > lines.length ? ', …' : ''}). Include more surrounding context to make it unique, ` +
-            'or set replace_all to true to replace every occurrence.',
+        if (found.length === 0) {
+          throw new Error(`old_string was not found in '${shown}'.${notFoundHint(content, input.old_string)}`);
+        }
+        if (found.length > 1 && input.replace_all !== true) {
+          const lines = found.slice(0, 10).map((at) => lineOf(content, at));
+          throw new Error(
+            `old_string occurs ${found.length} times in '${shown}' (at lines ${lines.join(', ')}` +
+              `${found.length > lines.length ? ', …' : ''}). Include more surrounding context to make it unique, ` +
+              'or set replace_all to true to replace every occurrence.',
+          );
+        }
+
+        const updated = replaceAt(content, found, oldString.length, newString);
+        // A write by someone else between our read and our rename would be lost without a word.
+        const now = await located.dir.lstatChild(located.name ?? '');
+        if (!now || now.ino !== stat.ino || now.size !== stat.size || now.mtimeMs !== stat.mtimeMs) {
+          throw new Error(`'${shown}' changed while it was being edited; read it again and retry the edit.`);
+        }
+        // A new file renamed over the old one: other hard links to the old file keep their content.
+        await replaceFile({ ...located, stat }, Buffer.from(updated, 'utf8'));
+        const firstStart = found[0] ?? 0;
+        return (
+          `Edited ${shown}: ${plural(found.length, 'replacement')}. ` +
+          `Snippet of the result around the first edit:\n${snippet(updated, firstStart, newString.length)}`
         );
-      }
-
-      const updated = replaceAt(content, found, oldString.length, newString);
-      await fs.writeFile(absolute, updated, 'utf8');
-      const firstStart = found[0] ?? 0;
-      return (
-        `Edited ${shown}: ${plural(found.length, 'replacement')}. ` +
-        `Snippet of the result around the first edit:\n${snippet(updated, firstStart, newString.length)}`
-      );
+      });
     },
   });
+}
+
+/**
+ * The located file's content as text, refused unless every byte of it is UTF-8 without NUL: only
+ * then does decoding and re-encoding give back the very same bytes (CRLF and a BOM included).
+ */
+async function readEditableText(located: Located): Promise<{ content: string; stat: Stats }> {
+  const { handle, stat } = await openRegularFile(located);
+  let bytes: Buffer;
+  try {
+    if (stat.size > MAX_EDIT_FILE_BYTES) {
+      throw new Error(
+        `'${located.shown}' is ${stat.size} bytes; edit_file edits files up to ${MAX_EDIT_FILE_BYTES} bytes. ` +
+          'Use bash (for example sed) for larger files.',
+      );
+    }
+    bytes = await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+  const problem = textProblem(bytes);
+  if (problem) throw new Error(describeTextProblem(located.shown, problem, 'edit_file'));
+  return { content: bytes.toString('utf8'), stat };
 }

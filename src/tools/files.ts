@@ -1,4 +1,5 @@
 import { createReadStream, promises as fs, type Stats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 
 /**
  * File access helpers for the file tools. Reads are streamed so a multi-gigabyte log costs bounded
@@ -8,15 +9,18 @@ import { createReadStream, promises as fs, type Stats } from 'node:fs';
 /** How many leading bytes are inspected for a NUL byte. */
 const BINARY_SNIFF_BYTES = 8192;
 
-/** True when the file's first few kilobytes contain a NUL byte. */
-export async function looksBinary(absolute: string): Promise<boolean> {
-  const handle = await fs.open(absolute, 'r');
+/**
+ * True when the file's first few kilobytes contain a NUL byte. Pass an open handle (from the
+ * workspace-confined open) to check what was opened; a path is opened here and closed after.
+ */
+export async function looksBinary(source: string | FileHandle): Promise<boolean> {
+  const handle = typeof source === 'string' ? await fs.open(source, 'r') : source;
   try {
     const buffer = Buffer.alloc(BINARY_SNIFF_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     return buffer.subarray(0, bytesRead).includes(0);
   } finally {
-    await handle.close();
+    if (typeof source === 'string') await handle.close();
   }
 }
 
@@ -56,10 +60,14 @@ export interface FileLine {
 /**
  * Stream the lines of a UTF-8 file, splitting on `\n` only (a `\r` before it is dropped; a lone
  * `\r` is not a line break, as in `cat -n`). Each line keeps at most `keepChars` characters, so one
- * enormous line does not have to fit in memory.
+ * enormous line does not have to fit in memory. An open handle is read from its start and left open.
  */
-export async function* readLines(absolute: string, keepChars: number): AsyncGenerator<FileLine> {
-  const stream = createReadStream(absolute, { encoding: 'utf8', highWaterMark: 64 * 1024 });
+export async function* readLines(source: string | FileHandle, keepChars: number): AsyncGenerator<FileLine> {
+  const options = { encoding: 'utf8', highWaterMark: 64 * 1024 } as const;
+  const stream =
+    typeof source === 'string'
+      ? createReadStream(source, options)
+      : createReadStream('', { ...options, fd: source, autoClose: false, start: 0 });
   let text = '';
   let length = 0;
   let pendingCr = false;

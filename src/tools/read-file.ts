@@ -1,9 +1,11 @@
+import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
 import { defineTool } from './define-tool';
-import { looksBinary, readLines, statRegularFile } from './files';
+import type { ToolOutput } from './types';
+import { looksBinary, readLines } from './files';
+import { openRegularFile, withLocated } from './safe-fs';
 import { numberedLine, plural, truncateLine } from './text';
-import { realWorkspace, resolveInWorkspace, workspaceRelative } from './workspace';
 
 /** Lines returned when the model does not pass `limit`. */
 export const READ_FILE_DEFAULT_LIMIT = 2000;
@@ -42,47 +44,62 @@ export function createReadFileTool() {
     sideEffect: 'read_only',
     runsLocally: true,
     async execute(input, ctx) {
-      const root = await realWorkspace(ctx.workspace);
-      const absolute = await resolveInWorkspace(ctx.workspace, input.path);
-      const shown = workspaceRelative(root, absolute);
-      const stat = await statRegularFile(absolute, shown);
-      if (stat.size === 0) return `File '${shown}' is empty.`;
-      if (await looksBinary(absolute)) {
-        throw new Error(`'${shown}' is a binary file (it contains NUL bytes); read_file only reads text files.`);
-      }
-
-      const offset = input.offset ?? 1;
-      const limit = input.limit ?? READ_FILE_DEFAULT_LIMIT;
-      const budget = MAX_TOOL_OUTPUT_CHARS - NOTE_RESERVE_CHARS;
-      const out: string[] = [];
-      let used = 0;
-      let lineNumber = 0;
-      // First line not shown, whether because of `limit` or because the output budget ran out.
-      let nextLine: number | undefined;
-      for await (const line of readLines(absolute, READ_FILE_MAX_LINE_CHARS)) {
-        lineNumber += 1;
-        if (lineNumber < offset || nextLine !== undefined) continue;
-        const rendered = numberedLine(lineNumber, truncateLine(line.text, READ_FILE_MAX_LINE_CHARS, line.length));
-        if (out.length >= limit || used + rendered.length + 1 > budget) {
-          nextLine = lineNumber;
-          continue;
+      // Symlinks inside the workspace are followed; the file is read through the descriptor whose
+      // real path was checked, so a path swapped meanwhile cannot bring in an outside file.
+      return withLocated(ctx.workspace, input.path, { followLinks: true }, async (located) => {
+        const { handle, stat } = await openRegularFile(located);
+        try {
+          return await readNumbered(handle, located.shown, stat.size, input.offset ?? 1, input.limit);
+        } finally {
+          await handle.close();
         }
-        out.push(rendered);
-        used += rendered.length + 1;
-      }
-
-      const total = lineNumber;
-      if (offset > total) {
-        return {
-          content: `Error: offset ${offset} is past the end of '${shown}', which has ${plural(total, 'line')}.`,
-          isError: true,
-        };
-      }
-      if (nextLine !== undefined) {
-        const remaining = total - nextLine + 1;
-        out.push(`… ${plural(remaining, 'more line')}; use offset=${nextLine} to continue.`);
-      }
-      return out.join('\n');
+      });
     },
   });
+}
+
+/** The numbered lines of an open file from `offset`, within `limit` lines and the output budget. */
+async function readNumbered(
+  handle: FileHandle,
+  shown: string,
+  size: number,
+  offset: number,
+  limitInput: number | undefined,
+): Promise<ToolOutput> {
+  if (size === 0) return `File '${shown}' is empty.`;
+  if (await looksBinary(handle)) {
+    throw new Error(`'${shown}' is a binary file (it contains NUL bytes); read_file only reads text files.`);
+  }
+
+  const limit = limitInput ?? READ_FILE_DEFAULT_LIMIT;
+  const budget = MAX_TOOL_OUTPUT_CHARS - NOTE_RESERVE_CHARS;
+  const out: string[] = [];
+  let used = 0;
+  let lineNumber = 0;
+  // First line not shown, whether because of `limit` or because the output budget ran out.
+  let nextLine: number | undefined;
+  for await (const line of readLines(handle, READ_FILE_MAX_LINE_CHARS)) {
+    lineNumber += 1;
+    if (lineNumber < offset || nextLine !== undefined) continue;
+    const rendered = numberedLine(lineNumber, truncateLine(line.text, READ_FILE_MAX_LINE_CHARS, line.length));
+    if (out.length >= limit || used + rendered.length + 1 > budget) {
+      nextLine = lineNumber;
+      continue;
+    }
+    out.push(rendered);
+    used += rendered.length + 1;
+  }
+
+  const total = lineNumber;
+  if (offset > total) {
+    return {
+      content: `Error: offset ${offset} is past the end of '${shown}', which has ${plural(total, 'line')}.`,
+      isError: true,
+    };
+  }
+  if (nextLine !== undefined) {
+    const remaining = total - nextLine + 1;
+    out.push(`… ${plural(remaining, 'more line')}; use offset=${nextLine} to continue.`);
+  }
+  return out.join('\n');
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
-import { spillText } from './spill';
+import { trySpillText } from './spill';
 import type { ToolSpec } from '../shared/messages';
 import { truncateTail } from './text';
 import type { SideEffect, Tool, ToolContext, ToolOutput, ToolResult } from './types';
@@ -67,19 +67,37 @@ function formatIssues(error: z.ZodError): string[] {
   return lines;
 }
 
-function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error));
+/**
+ * The text of anything a tool threw. Total: a thrown value may be a circular object, a BigInt, a
+ * Proxy or an object whose getters throw, and describing it must not throw in turn.
+ */
+export function errorMessage(error: unknown): string {
+  try {
+    if (error instanceof Error) return String(error.message || error.name || 'Error');
+    if (typeof error === 'string') return error;
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    try {
+      return String(error);
+    } catch {
+      return 'the tool failed with a value that cannot be described';
+    }
+  }
 }
 
 function cancelledResult(name: string, signal: AbortSignal): ToolResult {
-  const reason: unknown = signal.reason;
-  const why =
-    reason instanceof Error && reason.name !== 'AbortError' && reason.message
-      ? ` (${reason.message})`
-      : typeof reason === 'string' && reason
-        ? ` (${reason})`
-        : '';
+  let why = '';
+  try {
+    const reason: unknown = signal.reason;
+    why =
+      reason instanceof Error && reason.name !== 'AbortError' && reason.message
+        ? ` (${reason.message})`
+        : typeof reason === 'string' && reason
+          ? ` (${reason})`
+          : '';
+  } catch {
+    // An abort reason whose getters throw still cancels; it just goes unnamed.
+  }
   return { content: `Error: Tool '${name}' was cancelled before it finished${why}.`, isError: true };
 }
 
@@ -90,6 +108,9 @@ function normalise(output: ToolOutput): ToolResult {
   }
   return { content: 'Error: the tool returned no text output.', isError: true };
 }
+
+/** A spill failure's note stays short, so the output keeps most of the cap. */
+const MAX_SPILL_NOTE_CHARS = 500;
 
 interface Entry {
   tool: Tool;
@@ -172,11 +193,12 @@ export class ToolRegistry {
       const result = await this.runUncapped(name, rawInput, ctx);
       if (result.content.length <= MAX_TOOL_OUTPUT_CHARS) return result;
       // Too long for the model and for history: the model gets the start and the path of the rest.
-      const spilled = await spillText(ctx.workspace, ctx.toolUseId, result.content).catch(() => undefined);
-      const note = spilled
-        ? `\n[The full output (${result.content.length} characters) is saved in ${spilled}: ` +
-          'page through it with read_file (offset/limit) or search it with grep.]'
-        : '';
+      const spilled = await trySpillText(ctx.workspace, ctx.toolUseId, result.content);
+      const note =
+        'path' in spilled
+          ? `\n[The full output (${result.content.length} characters) is saved in ${spilled.path}: ` +
+            'page through it with read_file (offset/limit) or search it with grep.]'
+          : `\n[${spilled.error.slice(0, MAX_SPILL_NOTE_CHARS)}]`;
       return {
         content: truncateTail(result.content, MAX_TOOL_OUTPUT_CHARS - note.length) + note,
         isError: result.isError,

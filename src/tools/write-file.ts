@@ -1,9 +1,8 @@
-import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
+import { openRegularFile, replaceFile, withLocated, type Located } from './safe-fs';
+import { describeTextProblem, fileTextProblem } from './safe-fs/text-check';
 import { plural, splitLines } from './text';
-import { realWorkspace, resolveInWorkspace, workspaceRelative } from './workspace';
 
 const writeFileInput = z.strictObject({
   path: z
@@ -25,16 +24,33 @@ export function createWriteFileTool() {
     inputSchema: writeFileInput,
     sideEffect: 'mutating',
     async execute(input, ctx) {
-      const root = await realWorkspace(ctx.workspace);
-      const absolute = await resolveInWorkspace(ctx.workspace, input.path);
-      const shown = workspaceRelative(root, absolute);
-      const existing = await fs.stat(absolute).catch(() => undefined);
-      if (existing?.isDirectory()) throw new Error(`'${shown}' is a directory; give the path of a file to write.`);
-
-      await fs.mkdir(path.dirname(absolute), { recursive: true });
-      await fs.writeFile(absolute, input.content, 'utf8');
-      const bytes = Buffer.byteLength(input.content, 'utf8');
-      return `Wrote ${plural(bytes, 'byte')} (${plural(splitLines(input.content).length, 'line')}) to ${shown}`;
+      const options = { followLinks: true, createDirs: true };
+      return withLocated(ctx.workspace, input.path, options, async (located) => {
+        if (located.stat?.isDirectory() || located.name === undefined) {
+          throw new Error(`'${located.shown}' is a directory; give the path of a file to write.`);
+        }
+        if (located.stat) await refuseNonText(located);
+        // A new file renamed over the old one: other hard links to the old file keep their content.
+        const data = Buffer.from(input.content, 'utf8');
+        await replaceFile(located, data);
+        const lines = splitLines(input.content).length;
+        return `Wrote ${plural(data.length, 'byte')} (${plural(lines, 'line')}) to ${located.shown}`;
+      });
     },
   });
+}
+
+/**
+ * An existing file that is binary or not UTF-8 is not overwritten: the model cannot have read it
+ * (read_file shows such bytes as U+FFFD or refuses), so replacing it is almost surely a mistake.
+ */
+async function refuseNonText(located: Located): Promise<void> {
+  if (!located.stat?.isFile()) return;
+  const { handle } = await openRegularFile(located);
+  try {
+    const problem = await fileTextProblem(handle);
+    if (problem) throw new Error(describeTextProblem(located.shown, problem, 'write_file'));
+  } finally {
+    await handle.close();
+  }
 }
