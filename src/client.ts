@@ -1,13 +1,15 @@
 import {
   Client,
   Connection,
+  WorkflowFailedError,
   WorkflowNotFoundError,
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import { temporalConfig, type TemporalConfig } from './config';
 import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage } from './shared';
-import type { ApprovalResult, SendMessageResult } from './shared';
+import type { ApprovalResult, EndSessionResult, SendMessageResult } from './shared';
 import {
   BUILTIN_TOOL_NAMES,
   DEFAULTS,
@@ -15,6 +17,7 @@ import {
   WORKFLOW_TYPE,
   approveToolUpdate,
   denyToolUpdate,
+  endSessionUpdate,
   eventsQuery,
   interruptSignal,
   sendMessageUpdate,
@@ -50,6 +53,7 @@ export function runDetails(input: AgentRunInput): string {
     input.session ? 'session (stays open for follow-up messages)' : undefined,
     input.approveMutating ? 'mutating tools need approval' : undefined,
     input.requireDoneTool ? 'ends when the model calls `done`' : undefined,
+    input.network ? 'commands may use the network' : undefined,
   ].filter((m): m is string => m !== undefined);
   return [
     `- **Model:** \`${input.model ?? DEFAULT_ANTHROPIC_MODEL}\``,
@@ -83,7 +87,70 @@ export const queryEvents = (handle: AgentHandle, after: number): Promise<EventsP
   handle.query(eventsQuery, { after });
 export const interruptRun = (handle: AgentHandle, reason?: string): Promise<void> =>
   handle.signal(interruptSignal, reason !== undefined ? { reason } : {});
-export const runResult = (handle: AgentHandle): Promise<AgentRunResult> => handle.result();
+
+/** The failure type a run whose agent ended `failed` fails with; its details[0] is the run's `AgentRunResult`. */
+export const RUN_FAILED_TYPE = 'DurableAgent.RunFailed';
+
+/** How a closed run ended when it left no `AgentRunResult`: Temporal ended it, or its input was refused. */
+export type EndedWithoutResult = 'failed' | 'cancelled' | 'terminated' | 'timed_out';
+
+/** A run that closed without an `AgentRunResult` (cancelled, terminated, timed out, refused input). */
+export class RunEndedError extends Error {
+  constructor(
+    readonly status: EndedWithoutResult,
+    readonly reason: string,
+  ) {
+    super(`run ended '${status}': ${reason}`);
+    this.name = 'RunEndedError';
+  }
+}
+
+function looksLikeResult(value: unknown): value is AgentRunResult {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AgentRunResult).exitReason === 'string' &&
+    typeof (value as AgentRunResult).finalText === 'string'
+  );
+}
+
+/**
+ * Turns the failure a closed run's result threw into what the run left: the `AgentRunResult` of a
+ * run whose agent failed (kept in the failure's details), or a `RunEndedError` saying how Temporal
+ * ended it. Anything else (the server unreachable, no such run) is returned as it is.
+ */
+export function outcomeOfFailure(error: unknown): AgentRunResult | RunEndedError | unknown {
+  if (!(error instanceof WorkflowFailedError)) return error;
+  const cause = error.cause;
+  if (cause instanceof ApplicationFailure) {
+    const details = cause.details?.[0];
+    if (cause.type === RUN_FAILED_TYPE && looksLikeResult(details)) return details;
+    return new RunEndedError('failed', `${cause.type ? `${cause.type}: ` : ''}${cause.message}`);
+  }
+  if (cause instanceof CancelledFailure) {
+    const details = cause.details?.[0];
+    if (looksLikeResult(details)) return details;
+    return new RunEndedError('cancelled', 'cancelled by a Temporal client (workflow cancel)');
+  }
+  if (cause instanceof TerminatedFailure) return new RunEndedError('terminated', `terminated: ${cause.message}`);
+  if (cause instanceof TimeoutFailure) return new RunEndedError('timed_out', 'the workflow run timeout expired');
+  return new RunEndedError('failed', cause?.message ?? error.message);
+}
+
+/**
+ * Waits for the run (following continue-as-new) and returns its `AgentRunResult`, including for a
+ * run whose agent failed. Throws `RunEndedError` for a run that ended without one. A closed run
+ * answers at once: this reads its close event from history and needs no worker.
+ */
+export async function runResult(handle: AgentHandle): Promise<AgentRunResult> {
+  try {
+    return await handle.result();
+  } catch (e) {
+    const outcome = outcomeOfFailure(e);
+    if (looksLikeResult(outcome)) return outcome;
+    throw outcome;
+  }
+}
 
 /** Adds a user message to a run (the `sendMessage` update; its validator rejects ended runs and empty text). */
 export const sendMessage = (handle: AgentHandle, message: string): Promise<SendMessageResult> =>
@@ -92,5 +159,8 @@ export const approveTool = (handle: AgentHandle, toolUseId: string): Promise<App
   handle.executeUpdate(approveToolUpdate, { args: [{ toolUseId }] });
 export const denyTool = (handle: AgentHandle, toolUseId: string, reason?: string): Promise<ApprovalResult> =>
   handle.executeUpdate(denyToolUpdate, { args: [reason !== undefined ? { toolUseId, reason } : { toolUseId }] });
+/** Ends a session that waits for input (the `endSession` update): the run completes with its last answer. */
+export const endSession = (handle: AgentHandle): Promise<EndSessionResult> =>
+  handle.executeUpdate(endSessionUpdate, { args: [{}] });
 
 export { WorkflowNotFoundError };

@@ -1,4 +1,5 @@
 import type { AgentRunResult, AgentRunState, RunEvent, Usage } from '../shared';
+import type { RunStatusReport } from './run-status';
 import { describeToolCall } from '../workflows/summaries';
 
 const nf = new Intl.NumberFormat('en-US');
@@ -83,6 +84,24 @@ export function formatState(id: string, state: AgentRunState): string {
     ...state.pendingApprovals.map((a) => `approval    ${a.toolUseId}: ${describeToolCall(a.name, a.input)}`),
     ...(state.pendingMessages ? [`messages    ${state.pendingMessages} waiting`] : []),
     ...(state.session ? ['session     yes'] : []),
+  ].join('\n');
+}
+
+/** `durable-agent status`: the live state of an open run, else what the run left and why it ended. */
+export function formatStatusReport(report: RunStatusReport): string {
+  const temporal = `temporal    ${report.executionStatus.toLowerCase()}`;
+  if (report.state) return [formatState(report.workflowId, report.state), temporal].join('\n');
+  return [
+    `run         ${report.workflowId}`,
+    `status      ${report.status}`,
+    temporal,
+    `model       ${report.model ?? '-'}`,
+    `iteration   ${report.iteration ?? '-'}`,
+    ...(report.usage ? [`tokens      ${formatUsage(report.usage)}`] : []),
+    `cost        ${report.model === null && report.iteration === null ? '-' : formatCost(report.costUsd)}`,
+    ...(report.reason ? [`reason      ${firstLine(report.reason, 300)}`] : []),
+    ...(report.closeTime ? [`closed      ${report.closeTime}`] : []),
+    ...(report.note ? [`note        ${report.note}`] : []),
   ].join('\n');
 }
 

@@ -1,31 +1,28 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { RunStatus } from '../shared';
-import {
-  TERMINAL_STATUSES,
-  WORKFLOW_TYPE,
-  costSearchAttribute,
-  iterationsSearchAttribute,
-  modelSearchAttribute,
-  statusSearchAttribute,
-} from '../shared';
+import { TERMINAL_STATUSES, WORKFLOW_TYPE, statusSearchAttribute } from '../shared';
 import { formatCost } from './format';
+import { TEMPORAL_ONLY_STATUSES, indexedFigures, reconcileStatus } from './run-status';
 
 export const DEFAULT_LIST_LIMIT = 20;
 
-/** Every value the workflow writes into `DurableAgentStatus`, the values `--status` accepts. */
-export const RUN_STATUSES = [
-  'running',
-  'awaiting_approval',
-  'awaiting_input',
-  ...TERMINAL_STATUSES,
-] as const satisfies readonly RunStatus[];
+const OPEN_STATUSES = ['running', 'awaiting_approval', 'awaiting_input'] as const satisfies readonly RunStatus[];
 
-export function isRunStatus(value: string): value is RunStatus {
-  return (RUN_STATUSES as readonly string[]).includes(value);
+/**
+ * The values `--status` accepts: every value the workflow writes into `DurableAgentStatus`, and the
+ * ends only Temporal records (terminate, run timeout, continue-as-new).
+ */
+export const RUN_STATUSES: readonly string[] = [
+  ...new Set<string>([...OPEN_STATUSES, ...TERMINAL_STATUSES, ...TEMPORAL_ONLY_STATUSES]),
+];
+
+export function isRunStatus(value: string): boolean {
+  return RUN_STATUSES.includes(value);
 }
 
 export interface ListFlags {
-  status?: RunStatus;
+  /** One of RUN_STATUSES. */
+  status?: string;
   limit: number;
   /** A raw visibility query; replaces the default filter. */
   query?: string;
@@ -36,7 +33,7 @@ export interface ListFlags {
 export interface RunListing {
   workflowId: string;
   runId: string;
-  /** Our status while Temporal has the run open or once it ended normally; Temporal's when it ended otherwise. */
+  /** Our status, reconciled with Temporal's: never an open status for a closed execution. */
   status: string;
   /** Temporal's execution status, e.g. `RUNNING`, `COMPLETED`, `TERMINATED`. */
   executionStatus: string;
@@ -49,46 +46,52 @@ export interface RunListing {
   taskQueue: string;
 }
 
+/** Temporal's `ExecutionStatus` values for the statuses only Temporal records. */
+const EXECUTION_STATUS_OF: Readonly<Record<string, string>> = {
+  cancelled: 'Canceled',
+  terminated: 'Terminated',
+  timed_out: 'TimedOut',
+  continued: 'ContinuedAsNew',
+};
+
+/**
+ * The visibility filter for one status. `DurableAgentStatus` alone is not enough: a run terminated
+ * or timed out keeps the value it last wrote (`running`), and so does an execution that continued
+ * as new; pairing it with `ExecutionStatus` keeps the two consistent.
+ */
+export function statusFilter(status: string): string {
+  const ours = `${statusSearchAttribute.name} = '${status}'`;
+  const temporal = EXECUTION_STATUS_OF[status];
+  if (temporal) return `ExecutionStatus = '${temporal}'`;
+  if ((OPEN_STATUSES as readonly string[]).includes(status)) return `${ours} AND ExecutionStatus = 'Running'`;
+  // An agent failure ends the execution Failed; runs recorded before that completed with `failed`.
+  if (status === 'failed') return `(ExecutionStatus = 'Failed' OR (${ours} AND ExecutionStatus = 'Completed'))`;
+  return `${ours} AND ExecutionStatus = 'Completed'`;
+}
+
 /**
  * The visibility query for `list`: agent runs (without the closed executions that handed over to a
- * continue-as-new successor), or the raw `--query`; `--status` narrows either.
+ * continue-as-new successor, unless `--status continued` asks for them), or the raw `--query`;
+ * `--status` narrows either.
  */
 export function listQuery(flags: Pick<ListFlags, 'status' | 'query'>): string {
   const base = flags.query?.trim();
-  const status = flags.status ? `${statusSearchAttribute.name} = '${flags.status}'` : undefined;
+  const status = flags.status ? statusFilter(flags.status) : undefined;
   if (base) return status ? `(${base}) AND ${status}` : base;
-  return [`WorkflowType = '${WORKFLOW_TYPE}'`, `ExecutionStatus != 'ContinuedAsNew'`, ...(status ? [status] : [])].join(
-    ' AND ',
-  );
-}
-
-function attribute(info: WorkflowExecutionInfo, name: string): unknown {
-  const typed = info.typedSearchAttributes.getAll().find((pair) => pair.key.name === name)?.value;
-  if (typed !== undefined) return typed;
-  // Servers that omit type metadata still return the raw value.
-  const raw = info.searchAttributes?.[name];
-  return Array.isArray(raw) ? raw[0] : undefined;
+  return [`WorkflowType = '${WORKFLOW_TYPE}'`, status ?? `ExecutionStatus != 'ContinuedAsNew'`].join(' AND ');
 }
 
 export function toListing(info: WorkflowExecutionInfo): RunListing {
-  const stored = attribute(info, statusSearchAttribute.name);
-  const ours = typeof stored === 'string' ? stored : undefined;
+  const { stored, iterations, costUsd, model } = indexedFigures(info);
   const executionStatus = info.status.name;
-  const endedOurWay = ours !== undefined && (TERMINAL_STATUSES as readonly string[]).includes(ours);
-  // A run terminated, cancelled or timed out by Temporal never wrote its end: Temporal knows better.
-  const status =
-    ours !== undefined && (executionStatus === 'RUNNING' || endedOurWay) ? ours : executionStatus.toLowerCase();
-  const iterations = attribute(info, iterationsSearchAttribute.name);
-  const cost = attribute(info, costSearchAttribute.name);
-  const model = attribute(info, modelSearchAttribute.name);
   return {
     workflowId: info.workflowId,
     runId: info.runId,
-    status,
+    status: reconcileStatus(executionStatus, stored),
     executionStatus,
-    iterations: typeof iterations === 'number' ? iterations : null,
-    costUsd: typeof cost === 'number' ? cost : null,
-    model: typeof model === 'string' ? model : null,
+    iterations,
+    costUsd,
+    model,
     startTime: info.startTime.toISOString(),
     closeTime: info.closeTime ? info.closeTime.toISOString() : null,
     taskQueue: info.taskQueue,

@@ -87,18 +87,35 @@ function routerModel(): ModelProvider {
 
 test('the default query lists agent runs and hides continued-as-new executions', () => {
   expect(listQuery({})).toBe("WorkflowType = 'agentWorkflow' AND ExecutionStatus != 'ContinuedAsNew'");
-  expect(listQuery({ status: 'completed' })).toBe(
-    "WorkflowType = 'agentWorkflow' AND ExecutionStatus != 'ContinuedAsNew' AND DurableAgentStatus = 'completed'",
-  );
   expect(listQuery({ query: "TaskQueue = 'q'" })).toBe("TaskQueue = 'q'");
+});
+
+test('--status pairs DurableAgentStatus with the execution status, so a stale attribute never matches', () => {
+  // Terminate, a run timeout and continue-as-new leave the attribute at `running`: only open executions count.
+  expect(listQuery({ status: 'running' })).toBe(
+    "WorkflowType = 'agentWorkflow' AND DurableAgentStatus = 'running' AND ExecutionStatus = 'Running'",
+  );
+  expect(listQuery({ status: 'completed' })).toBe(
+    "WorkflowType = 'agentWorkflow' AND DurableAgentStatus = 'completed' AND ExecutionStatus = 'Completed'",
+  );
+  // Ends only Temporal records are found by Temporal's status alone.
+  expect(listQuery({ status: 'terminated' })).toBe("WorkflowType = 'agentWorkflow' AND ExecutionStatus = 'Terminated'");
+  expect(listQuery({ status: 'timed_out' })).toBe("WorkflowType = 'agentWorkflow' AND ExecutionStatus = 'TimedOut'");
+  expect(listQuery({ status: 'cancelled' })).toBe("WorkflowType = 'agentWorkflow' AND ExecutionStatus = 'Canceled'");
+  expect(listQuery({ status: 'continued' })).toBe(
+    "WorkflowType = 'agentWorkflow' AND ExecutionStatus = 'ContinuedAsNew'",
+  );
+  // A failed agent ends the execution Failed; older runs completed with the attribute `failed`.
   expect(listQuery({ query: "TaskQueue = 'q' OR TaskQueue = 'r'", status: 'failed' })).toBe(
-    "(TaskQueue = 'q' OR TaskQueue = 'r') AND DurableAgentStatus = 'failed'",
+    "(TaskQueue = 'q' OR TaskQueue = 'r') AND " +
+      "(ExecutionStatus = 'Failed' OR (DurableAgentStatus = 'failed' AND ExecutionStatus = 'Completed'))",
   );
 });
 
 test('bad --status and --limit values are usage errors that name the valid choices', async () => {
   await expect(cli('list', '--status', 'done')).rejects.toThrow(
-    "--status must be one of running, awaiting_approval, awaiting_input, completed, interrupted, max_iterations, max_budget, refused, failed; got 'done'",
+    '--status must be one of running, awaiting_approval, awaiting_input, completed, interrupted, max_iterations, ' +
+      "max_budget, refused, failed, cancelled, terminated, timed_out, continued; got 'done'",
   );
   await expect(cli('list', '--limit', '0')).rejects.toThrow('--limit must be at least 1, got 0');
   await expect(cli('list', '--limit', 'many')).rejects.toThrow("--limit must be a whole number, got 'many'");
