@@ -1,32 +1,28 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { parseArgs } from 'node:util';
-import {
-  approveTool,
-  connectClient,
-  denyTool,
-  getRun,
-  interruptRun,
-  queryState,
-  runResult,
-  sendMessage,
-} from '../client';
+import { RunEndedError, connectClient, getRun, runResult } from '../client';
 import { temporalConfig } from '../config';
 import { isReachable, runForegroundDevServer, webUiLink } from '../server/dev-server';
-import { formatState } from './format';
+import { formatStatusReport } from './format';
 import { DEFAULT_LIST_LIMIT, RUN_STATUSES, isRunStatus, listCommand } from './list-command';
+import { PromptRefused, readPromptFile } from './prompt-source';
 import { follow, reportResult, runCommand } from './run-command';
+import { runStatus } from './run-status';
+import { SteerRefused, decideCommand, endCommand, interruptCommand, sendCommand } from './steer-commands';
 import { runWorkerCommand } from './worker-command';
 
 const USAGE = `durable-agent: an LLM agent loop that runs as a durable Temporal workflow
 
 Usage:
-  durable-agent run "<prompt>" [--model M] [--max-iterations N] [--max-budget-usd X] [--max-tokens N]
-                               [--workspace DIR] [--system S] [--id ID] [--detach] [--json] [--no-inline-worker]
-                               [--session] [--approve] [--approval-timeout SECONDS] [--require-done-tool]
+  durable-agent run "<prompt>" | --prompt-file F|- [--model M] [--max-iterations N] [--max-budget-usd X]
+                               [--max-tokens N] [--workspace DIR] [--system S] [--id ID] [--detach] [--json]
+                               [--no-inline-worker] [--session] [--approve] [--approval-timeout SECONDS]
+                               [--require-done-tool] [--network]
   durable-agent follow <id> [--json]
   durable-agent send <id> "<message>"
   durable-agent approve <id> <toolUseId>
   durable-agent deny <id> <toolUseId> [--reason R]
+  durable-agent end <id>                      (ends a session that waits for input)
   durable-agent status <id> [--json]
   durable-agent interrupt <id> [--reason R]
   durable-agent result <id> [--json]
@@ -79,10 +75,22 @@ export async function main(argv: string[]): Promise<number> {
           approve: { type: 'boolean', default: false },
           'require-done-tool': { type: 'boolean', default: false },
           'approval-timeout': { type: 'string' },
+          'prompt-file': { type: 'string' },
+          network: { type: 'boolean', default: false },
         },
       });
-      const prompt = positionals.join(' ');
-      if (!prompt.trim()) throw new UsageError('run needs a prompt: durable-agent run "<prompt>"');
+      const promptFile = values['prompt-file'];
+      if (promptFile !== undefined && positionals.length) {
+        throw new UsageError('give the prompt either as an argument or with --prompt-file, not both');
+      }
+      const prompt = promptFile !== undefined ? await readPromptFile(promptFile) : positionals.join(' ');
+      if (!prompt.trim()) {
+        throw new UsageError(
+          promptFile !== undefined
+            ? `the prompt from ${promptFile === '-' ? 'standard input' : promptFile} is empty`
+            : 'run needs a prompt: durable-agent run "<prompt>" (or --prompt-file F, - for stdin)',
+        );
+      }
       return runCommand(
         {
           prompt,
@@ -100,6 +108,7 @@ export async function main(argv: string[]): Promise<number> {
           approve: values.approve ?? false,
           requireDoneTool: values['require-done-tool'] ?? false,
           approvalTimeoutSeconds: numberFlag('approval-timeout', values['approval-timeout'], false),
+          network: values.network ?? false,
         },
         config,
       );
@@ -111,21 +120,8 @@ export async function main(argv: string[]): Promise<number> {
         options: { json: { type: 'boolean', default: false } },
       });
       const id = requireId(positionals, 'status');
-      const handle = getRun(await connectClient(config), id);
-      try {
-        const state = await queryState(handle);
-        say(values.json ? JSON.stringify({ workflowId: id, ...state }, null, 2) : formatState(id, state));
-      } catch (e) {
-        if (e instanceof WorkflowNotFoundError) throw e;
-        // The state query needs a worker; without one, report what the server knows.
-        const description = await handle.describe();
-        const fallback = {
-          workflowId: id,
-          status: description.status.name,
-          note: `state query failed: ${(e as Error).message}`,
-        };
-        say(values.json ? JSON.stringify(fallback, null, 2) : `${id}: ${fallback.status} (${fallback.note})`);
-      }
+      const report = await runStatus(await connectClient(config), id);
+      say(values.json ? JSON.stringify(report, null, 2) : formatStatusReport(report));
       return 0;
     }
     case 'interrupt': {
@@ -135,9 +131,7 @@ export async function main(argv: string[]): Promise<number> {
         options: { reason: { type: 'string' } },
       });
       const id = requireId(positionals, 'interrupt');
-      await interruptRun(getRun(await connectClient(config), id), values.reason);
-      say(`Interrupt sent to ${id}.`);
-      return 0;
+      return interruptCommand({ client: await connectClient(config), say }, id, values.reason);
     }
     case 'follow': {
       const { values, positionals } = parseArgs({
@@ -155,12 +149,11 @@ export async function main(argv: string[]): Promise<number> {
       const id = requireId(positionals, 'send');
       const message = positionals.slice(1).join(' ');
       if (!message.trim()) throw new UsageError('send needs a message: durable-agent send <id> "<message>"');
-      const accepted = await sendMessage(getRun(await connectClient(config), id), message);
-      say(
-        `Message sent to ${id}: taken at its next iteration boundary (${accepted.pendingMessages} waiting). ` +
-          `Watch it with: durable-agent follow ${id}`,
-      );
-      return 0;
+      return sendCommand({ client: await connectClient(config), say }, id, message);
+    }
+    case 'end': {
+      const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
+      return endCommand({ client: await connectClient(config), say }, requireId(positionals, 'end'));
     }
     case 'approve':
     case 'deny': {
@@ -173,11 +166,8 @@ export async function main(argv: string[]): Promise<number> {
       const toolUseId = positionals[1];
       if (!toolUseId)
         throw new UsageError(`${command} needs a tool call id: durable-agent ${command} <id> <toolUseId>`);
-      const handle = getRun(await connectClient(config), id);
-      const decision =
-        command === 'approve' ? await approveTool(handle, toolUseId) : await denyTool(handle, toolUseId, values.reason);
-      say(`${decision.approved ? 'Approved' : 'Denied'} ${decision.name} call ${toolUseId} in ${id}.`);
-      return 0;
+      const context = { client: await connectClient(config), say };
+      return decideCommand(context, id, toolUseId, command === 'approve', values.reason);
     }
     case 'result': {
       const { values, positionals } = parseArgs({
@@ -252,8 +242,18 @@ export function runCli(argv: string[]): void {
         process.stderr.write(`error: ${(e as Error).message}\n\n${USAGE}\n`);
         process.exit(2);
       }
+      if (e instanceof PromptRefused) {
+        process.stderr.write(`error: ${e.message}\n`);
+        process.exit(2);
+      }
       if (e instanceof WorkflowNotFoundError) {
         process.stderr.write(`error: no such run: ${e.message}\n`);
+        process.exit(1);
+      }
+      // A run that ended without a result (cancelled, terminated, timed out) and a refused update
+      // are one line each: the run's or the validator's own words.
+      if (e instanceof RunEndedError || e instanceof SteerRefused) {
+        process.stderr.write(`error: ${e.message}\n`);
         process.exit(1);
       }
       // Update and workflow failures say what went wrong in their cause (a validator's message, say).

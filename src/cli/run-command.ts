@@ -7,6 +7,7 @@ import type { AgentRunInput, AgentRunResult } from '../shared';
 import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL, parseRunInput } from '../shared';
 import type { AgentWorker } from '../worker';
 import { ensureServer, startInlineWorker } from './environment';
+import { checkPromptSize } from './prompt-source';
 import { ServerContact, isServerUnavailable, serverAddressOf } from './server-contact';
 import { exitLine, formatEvent, formatResult } from './format';
 import { Spinner } from './spinner';
@@ -27,6 +28,8 @@ export interface RunFlags {
   approve: boolean;
   requireDoneTool: boolean;
   approvalTimeoutSeconds?: number;
+  /** Commands (bash) may use the network; the sandbox gives them none otherwise. */
+  network: boolean;
 }
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -60,7 +63,10 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
     ...(flags.approve ? { approveMutating: true } : {}),
     ...(flags.requireDoneTool ? { requireDoneTool: true } : {}),
     ...(flags.approvalTimeoutSeconds !== undefined ? { approvalTimeoutSeconds: flags.approvalTimeoutSeconds } : {}),
+    ...(flags.network ? { network: true } : {}),
   };
+  // Named and refused here, before a server or worker is started for nothing.
+  checkPromptSize(flags.prompt);
   const parsed = parseRunInput(input);
   if (!parsed.ok) {
     err(parsed.error);
