@@ -1,9 +1,21 @@
-import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
 import { defineTool } from './define-tool';
 import type { ToolContext, ToolResult } from './types';
+import {
+  CommandPolicy,
+  detectSandbox,
+  KILL_GRACE_MS,
+  policyFromEnv,
+  processRegistry,
+  refusalMessage,
+  sandboxStatus,
+  spawnShell,
+  type PolicyConfig,
+  type SandboxSetting,
+  type SandboxStatus,
+} from './sandbox';
 import { MAX_SPILL_BYTES, StreamingSpill } from './spill';
 import { realWorkspace } from './workspace';
 
@@ -14,19 +26,17 @@ export const BASH_MAX_TIMEOUT_MS = 600_000;
  * Captured output is cut to this many characters. It stays a little below the registry's cap so the
  * trailing exit-code / timeout lines are never the part that gets cut.
  */
-export const BASH_MAX_OUTPUT_CHARS = MAX_TOOL_OUTPUT_CHARS - 256;
+export const BASH_MAX_OUTPUT_CHARS = MAX_TOOL_OUTPUT_CHARS - 1024;
 /** How often a running command reports liveness; well inside the tool heartbeat timeout. */
 export const BASH_HEARTBEAT_INTERVAL_MS = 5_000;
-/** Time between SIGTERM and SIGKILL when a command is stopped, so it can clean up. */
-const KILL_GRACE_MS = 1_000;
 /**
  * After the shell exits, how long to wait for background children that still hold its output
  * pipes (`server &`) before returning without them.
  */
 const PIPE_DRAIN_GRACE_MS = 1_000;
 
-/** Worker secrets a model-driven shell must not be able to print into the transcript. */
-const HIDDEN_ENV_VARS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'];
+/** Said at the end of every unsandboxed call, so neither the model nor a reader of the run misses it. */
+export const UNSANDBOXED_NOTE = '(Ran UNSANDBOXED: DURABLE_AGENT_SANDBOX=off.)';
 
 const bashInput = z.strictObject({
   command: z
@@ -109,38 +119,56 @@ class OutputCollector {
   }
 }
 
-/** Signal the whole process group; the group may already be gone, which is fine. */
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: every process in the group has exited already.
-  }
-}
-
 /** Options for {@link createBashTool}; tests shorten the intervals. */
 export interface BashToolOptions {
   heartbeatIntervalMs?: number;
   maxOutputChars?: number;
+  /** Overrides `DURABLE_AGENT_SANDBOX` for this tool (tests and the benchmark run both modes). */
+  sandbox?: SandboxSetting;
+  /** The worker's command policy; default: `DURABLE_AGENT_COMMAND_POLICY`. */
+  policy?: PolicyConfig;
 }
 
 /**
- * Run a command with `bash -c` in the workspace.
- *
- * Not a sandbox: the working directory is the workspace, but the shell can touch anything the worker
- * user can. The command runs in its own process group (`detached`) so that a timeout or an
- * interrupt kills everything it started, not just the shell.
+ * What a run may add to the worker's command policy (`commandPolicy` in the run input, when the
+ * run carries one): more denied commands. A run cannot turn the worker's rules off.
+ */
+export interface RunCommandPolicy {
+  deny?: string[];
+}
+
+/** Reads the run's policy from the context; anything malformed is ignored rather than trusted. */
+function runPolicy(ctx: ToolContext): PolicyConfig {
+  const raw = (ctx as ToolContext & { commandPolicy?: unknown }).commandPolicy;
+  if (typeof raw !== 'object' || raw === null) return {};
+  const deny = (raw as RunCommandPolicy).deny;
+  return Array.isArray(deny) ? { deny: deny.filter((d): d is string => typeof d === 'string' && d.trim() !== '') } : {};
+}
+
+/**
+ * Run a command with `bash -c` in the workspace: in a bubblewrap sandbox by default (see
+ * docs/sandbox.md), after the command policy allowed it. The command runs in its own process
+ * group, tracked by the worker's process registry, so that a timeout, an interrupt or the worker's
+ * shutdown kills everything it started, not just the shell.
  */
 export function createBashTool(options: BashToolOptions = {}) {
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? BASH_HEARTBEAT_INTERVAL_MS;
   const maxOutputChars = options.maxOutputChars ?? BASH_MAX_OUTPUT_CHARS;
+  // Read at creation, so a bad setting fails the worker's start with a message naming the variable.
+  const workerPolicy = options.policy ?? policyFromEnv();
+  new CommandPolicy([workerPolicy]);
+  let sandbox: SandboxStatus | undefined;
+  const status = () =>
+    (sandbox ??= options.sandbox ? detectSandbox({ DURABLE_AGENT_SANDBOX: options.sandbox }) : sandboxStatus());
 
   return defineTool({
     name: 'bash',
     description:
       'Run a shell command with bash in the workspace directory and return its combined stdout and stderr ' +
       'followed by its exit code. Each call starts a fresh shell in the workspace (cd and variables do not ' +
-      'persist between calls); stdin is empty, so interactive commands fail. ' +
+      'persist between calls); stdin is empty, so interactive commands fail. Commands run in a sandbox: only ' +
+      'the workspace is writable, /tmp is private to the call, there is no network unless the run allows it, ' +
+      'and processes still running when the command returns are stopped. Commands such as sudo are refused. ' +
       `Output longer than ${maxOutputChars} characters is cut in the middle and saved in full to a file you can read. Commands are killed after the ` +
       `timeout (default ${BASH_DEFAULT_TIMEOUT_MS / 1000} s). Prefer read_file, write_file, edit_file, glob ` +
       'and grep for reading, editing and searching files. Processes left running in the background (&) should ' +
@@ -148,7 +176,11 @@ export function createBashTool(options: BashToolOptions = {}) {
     inputSchema: bashInput,
     sideEffect: 'mutating',
     async execute(input, ctx) {
-      return runCommand(input.command, input.timeout ?? BASH_DEFAULT_TIMEOUT_MS, ctx, {
+      const refusal = new CommandPolicy([workerPolicy, runPolicy(ctx)]).check(input.command);
+      if (refusal) return { content: refusalMessage(refusal), isError: true };
+      const sandboxNow = status();
+      if (sandboxNow.mode === 'unavailable') return { content: `Error: ${sandboxNow.detail}`, isError: true };
+      return runCommand(input.command, input.timeout ?? BASH_DEFAULT_TIMEOUT_MS, ctx, sandboxNow, {
         heartbeatIntervalMs,
         maxOutputChars,
       });
@@ -160,21 +192,16 @@ async function runCommand(
   command: string,
   timeoutMs: number,
   ctx: ToolContext,
-  options: Required<BashToolOptions>,
+  sandbox: SandboxStatus,
+  options: { heartbeatIntervalMs: number; maxOutputChars: number },
 ): Promise<ToolResult> {
   const cwd = await realWorkspace(ctx.workspace);
   if (ctx.signal.aborted) return { content: 'Command was cancelled before it started.', isError: true };
 
-  const env: NodeJS.ProcessEnv = { ...process.env, PAGER: 'cat', GIT_PAGER: 'cat' };
-  for (const name of HIDDEN_ENV_VARS) delete env[name];
-
   const started = Date.now();
-  const child = spawn('bash', ['-c', command], {
-    cwd,
-    env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { child } = spawnShell(command, { workspace: cwd, network: ctx.network === true, sandbox });
+  const pid = child.pid;
+  if (pid !== undefined) processRegistry.track(pid, sandbox.mode === 'bwrap');
 
   const headMax = Math.floor(options.maxOutputChars / 2);
   const spill = new StreamingSpill(cwd, ctx.toolUseId);
@@ -189,11 +216,10 @@ async function runCommand(
   let stopReason: 'timeout' | 'cancelled' | undefined;
   let killTimer: NodeJS.Timeout | undefined;
   const stop = (reason: 'timeout' | 'cancelled') => {
-    if (stopReason || child.pid === undefined) return;
+    if (stopReason || pid === undefined) return;
     stopReason = reason;
-    killGroup(child.pid, 'SIGTERM');
-    const pid = child.pid;
-    killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+    processRegistry.terminate(pid);
+    killTimer = setTimeout(() => processRegistry.kill(pid), KILL_GRACE_MS);
   };
 
   const timeoutTimer = setTimeout(() => stop('timeout'), timeoutMs);
@@ -229,25 +255,40 @@ async function runCommand(
     clearInterval(heartbeatTimer);
     ctx.signal.removeEventListener('abort', onAbort);
   }
-  if (killTimer) {
-    // The shell is gone; finish the job at once so nothing a timed-out or cancelled command started
-    // (a child that ignored SIGTERM or closed its output) outlives the call.
-    clearTimeout(killTimer);
-    if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
+  if (pid !== undefined) {
+    if (killTimer) {
+      // The shell is gone; finish the job at once so nothing a timed-out or cancelled command started
+      // (a child that ignored SIGTERM or closed its output) outlives the call.
+      clearTimeout(killTimer);
+      processRegistry.kill(pid);
+    }
+    // A sandbox ends with its shell; an unsandboxed background process stays tracked until the worker stops.
+    processRegistry.settle(pid);
   }
 
   await spill.close();
   const text = output.toString();
   const body = text === '' ? '(no output)' : text.endsWith('\n') ? text.slice(0, -1) : text;
+  const warning = sandbox.mode === 'off' ? `\n${UNSANDBOXED_NOTE}` : '';
   if (stopReason === 'timeout') {
-    return { content: `${body}\nCommand timed out after ${timeoutMs} ms and was killed.`, isError: true };
+    return withNotes(body, `\nCommand timed out after ${timeoutMs} ms and was killed.${warning}`, true);
   }
   if (stopReason === 'cancelled') {
-    return {
-      content: `${body}\nCommand was cancelled after ${Date.now() - started} ms and was killed.`,
-      isError: true,
-    };
+    return withNotes(body, `\nCommand was cancelled after ${Date.now() - started} ms and was killed.${warning}`, true);
   }
   const status = exit.code !== null ? `Exit code: ${exit.code}` : `Killed by signal ${exit.signal ?? 'unknown'}`;
-  return { content: `${body}\n${status}`, isError: exit.code !== 0 };
+  return withNotes(body, `\n${status}${warning}`, exit.code !== 0);
+}
+
+/**
+ * The output followed by the notes that matter (exit code, timeout, the sandbox warning), cut
+ * further if need be so the whole stays within the registry's cap, whose own cut takes the end.
+ */
+function withNotes(body: string, notes: string, isError: boolean): ToolResult {
+  const room = MAX_TOOL_OUTPUT_CHARS - notes.length;
+  if (body.length > room) {
+    const cut = '\n[… output cut to fit …]';
+    body = body.slice(0, Math.max(0, room - cut.length)) + cut;
+  }
+  return { content: body + notes, isError };
 }

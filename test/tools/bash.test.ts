@@ -1,81 +1,57 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { MAX_TOOL_OUTPUT_CHARS } from '../../src/shared/constants';
 import { createBashTool, ToolRegistry } from '../../src/tools';
+import { UNSANDBOXED_NOTE } from '../../src/tools/bash';
+import { processRegistry } from '../../src/tools/sandbox';
+import { liveProcessesWith, uniqueSleep, waitUntil } from '../security/sandbox-helpers';
 import { makeContext, makeTempDir } from './helpers';
 
-/**
- * True while any process of the group is still running. Zombies do not count: they are dead, merely
- * not yet reaped by PID 1 (which in containers may reap only every few seconds).
- */
-function groupAlive(pgid: number): boolean {
-  if (!existsSync('/proc/self/stat')) {
-    try {
-      process.kill(-pgid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited while we looked
-    }
-    // Fields after the parenthesised command name: state, ppid, pgrp, …
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(pgrp) === pgid && state !== 'Z') return true;
-  }
-  return false;
-}
-
-async function waitUntil(predicate: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (predicate()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return predicate();
-}
-
-describe('bash tool', () => {
+// Every behaviour holds sandboxed (the default) and unsandboxed (DURABLE_AGENT_SANDBOX=off), where
+// each result ends with a warning line.
+describe.each(['bwrap', 'off'] as const)('bash tool (sandbox %s)', (mode) => {
   const { dir, cleanup } = makeTempDir();
-  afterAll(cleanup);
-  const registry = new ToolRegistry([createBashTool({ heartbeatIntervalMs: 100 })]);
+  afterAll(async () => {
+    await processRegistry.stopAll();
+    cleanup();
+  });
+  const registry = new ToolRegistry([createBashTool({ heartbeatIntervalMs: 100, sandbox: mode })]);
   const run = (input: unknown, overrides = {}) => registry.run('bash', input, makeContext(dir, overrides));
+  /** The content of a result: its lines, plus the warning when unsandboxed. */
+  const said = (text: string) => (mode === 'off' ? `${text}\n${UNSANDBOXED_NOTE}` : text);
 
   test('runs in the workspace and shows the exit code', async () => {
     const result = await run({ command: 'pwd' });
-    expect(result).toEqual({ content: `${dir}\nExit code: 0`, isError: false });
+    expect(result).toEqual({ content: said(`${dir}\nExit code: 0`), isError: false });
   });
 
   test('a non-zero exit is an error result with the exit code', async () => {
     const result = await run({ command: 'echo failing; exit 3' });
-    expect(result).toEqual({ content: 'failing\nExit code: 3', isError: true });
+    expect(result).toEqual({ content: said('failing\nExit code: 3'), isError: true });
   });
 
   test('no output says so', async () => {
-    await expect(run({ command: 'true' })).resolves.toEqual({ content: '(no output)\nExit code: 0', isError: false });
+    await expect(run({ command: 'true' })).resolves.toEqual({
+      content: said('(no output)\nExit code: 0'),
+      isError: false,
+    });
   });
 
   test('stdout and stderr are combined in arrival order', async () => {
     const result = await run({ command: 'echo one; sleep 0.1; echo two >&2; sleep 0.1; echo three' });
-    expect(result.content).toBe('one\ntwo\nthree\nExit code: 0');
+    expect(result.content).toBe(said('one\ntwo\nthree\nExit code: 0'));
   });
 
   test('stdin is /dev/null, so reading it ends at once', async () => {
     const result = await run({ command: 'cat; echo "read done"', timeout: 5000 });
-    expect(result).toEqual({ content: 'read done\nExit code: 0', isError: false });
+    expect(result).toEqual({ content: said('read done\nExit code: 0'), isError: false });
   });
 
   test('the Anthropic API key of the worker is not visible to commands', async () => {
     process.env.ANTHROPIC_API_KEY = 'sk-test-secret';
     try {
       const result = await run({ command: 'echo "key=${ANTHROPIC_API_KEY:-unset}"' });
-      expect(result.content).toBe('key=unset\nExit code: 0');
+      expect(result.content).toBe(said('key=unset\nExit code: 0'));
     } finally {
       delete process.env.ANTHROPIC_API_KEY;
     }
@@ -88,7 +64,7 @@ describe('bash tool', () => {
 
   test('multi-byte characters split across chunks survive', async () => {
     const result = await run({ command: "printf '\\xc3'; sleep 0.05; printf '\\xa9\\n'" });
-    expect(result.content).toBe('é\nExit code: 0');
+    expect(result.content).toBe(said('é\nExit code: 0'));
   });
 
   test('long output is cut in the middle with a note saying how many characters were omitted and where the rest is', async () => {
@@ -106,9 +82,9 @@ describe('bash tool', () => {
     expect(full.length).toBe(110_000);
     expect(full.endsWith('line-09999\n')).toBe(true);
     expect(result.content.startsWith('line-00000\nline-00001\n')).toBe(true);
-    expect(result.content.endsWith('line-09999\nExit code: 0')).toBe(true);
+    expect(result.content.endsWith(said('line-09999\nExit code: 0'))).toBe(true);
     // Kept + omitted accounts for every character of the output.
-    const [head, tail] = result.content.replace(/\nExit code: 0$/, '\n').split(note?.[0] ?? '');
+    const [head, tail] = result.content.replace(said('\nExit code: 0'), '\n').split(note?.[0] ?? '');
     expect((head ?? '').length - 2 + (tail ?? '').length - 2 + Number(note?.[1])).toBe(110_000);
     expect(result.content).not.toContain('[Output truncated'); // the registry cap did not cut the exit code
   });
@@ -118,59 +94,62 @@ describe('bash tool', () => {
     const result = await run({ command: 'echo started; sleep 30', timeout: 300 });
     expect(Date.now() - started).toBeLessThan(5000);
     expect(result.isError).toBe(true);
-    expect(result.content).toBe('started\nCommand timed out after 300 ms and was killed.');
+    expect(result.content).toBe(said('started\nCommand timed out after 300 ms and was killed.'));
   });
 
   test('a timeout kills background children too (the whole process group)', async () => {
-    const pidFile = path.join(dir, 'timeout-pgid');
-    const result = await run({ command: `echo $$ > ${pidFile}; sleep 30 & sleep 30; wait`, timeout: 300 });
+    const marker = uniqueSleep();
+    const result = await run({ command: `sleep ${marker} & sleep ${marker}; wait`, timeout: 300 });
     expect(result.content).toContain('Command timed out after 300 ms');
-    const pgid = Number(readFileSync(pidFile, 'utf8').trim());
-    expect(await waitUntil(() => !groupAlive(pgid), 3000)).toBe(true);
+    expect(await waitUntil(() => liveProcessesWith(marker).length === 0, 3000)).toBe(true);
   });
 
   test('a command that ignores SIGTERM is killed with SIGKILL', async () => {
-    const pidFile = path.join(dir, 'stubborn-pgid');
+    const marker = uniqueSleep();
     const started = Date.now();
-    const result = await run({
-      command: `trap '' TERM; echo $$ > ${pidFile}; sleep 30 & sleep 30; wait`,
-      timeout: 300,
-    });
+    const result = await run({ command: `trap '' TERM; sleep ${marker} & sleep ${marker}; wait`, timeout: 300 });
     expect(result.content).toContain('Command timed out after 300 ms');
     expect(Date.now() - started).toBeLessThan(5000);
-    const pgid = Number(readFileSync(pidFile, 'utf8').trim());
-    expect(await waitUntil(() => !groupAlive(pgid), 3000)).toBe(true);
+    expect(await waitUntil(() => liveProcessesWith(marker).length === 0, 3000)).toBe(true);
+  });
+
+  test('a stopped command gets SIGTERM first, so its traps run', async () => {
+    const result = await run({
+      command: `trap 'echo cleaning up; exit 7' TERM; sleep ${uniqueSleep()} & wait`,
+      timeout: 500,
+    });
+    expect(result.content).toBe(said('cleaning up\nCommand timed out after 500 ms and was killed.'));
   });
 
   test('cancellation via the abort signal returns quickly and kills the process group', async () => {
-    const pidFile = path.join(dir, 'cancel-pgid');
+    const marker = uniqueSleep();
     const controller = new AbortController();
     const started = Date.now();
-    const pending = run({ command: `echo $$ > ${pidFile}; sleep 30 & sleep 30; wait` }, { signal: controller.signal });
+    const pending = run({ command: `sleep ${marker} & sleep ${marker}; wait` }, { signal: controller.signal });
     // Wait until the shell has started its children before cancelling.
-    expect(await waitUntil(() => readFileSync(pidFile, { encoding: 'utf8', flag: 'a+' }).trim() !== '', 5000)).toBe(
-      true,
-    );
-    const pgid = Number(readFileSync(pidFile, 'utf8').trim());
-    expect(groupAlive(pgid)).toBe(true);
+    expect(await waitUntil(() => liveProcessesWith(marker, 'sleep').length >= 2, 5000)).toBe(true);
     controller.abort();
     const result = await pending;
     expect(Date.now() - started).toBeLessThan(5000);
     expect(result.isError).toBe(true);
     expect(result.content).toMatch(/cancelled/);
-    expect(await waitUntil(() => !groupAlive(pgid), 3000)).toBe(true);
+    expect(await waitUntil(() => liveProcessesWith(marker).length === 0, 3000)).toBe(true);
   });
 
   test('the bash tool itself reports a cancellation when used without the registry', async () => {
-    const tool = createBashTool();
+    const tool = createBashTool({ sandbox: mode });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 200);
-    const output = await tool.execute(
-      { command: 'echo before; sleep 30' },
+    const marker = uniqueSleep();
+    const output = tool.execute(
+      { command: `echo before; sleep ${marker}` },
       makeContext(dir, { signal: controller.signal }),
     );
-    expect(output).toEqual({
-      content: expect.stringMatching(/^before\nCommand was cancelled after \d+ ms and was killed\.$/),
+    expect(await waitUntil(() => liveProcessesWith(marker, 'sleep').length > 0, 5000)).toBe(true);
+    controller.abort();
+    expect(await output).toEqual({
+      content: expect.stringMatching(
+        /^before\nCommand was cancelled after \d+ ms and was killed\.(\n\(Ran UNSANDBOXED.*)?$/,
+      ),
       isError: true,
     });
   });
@@ -178,19 +157,38 @@ describe('bash tool', () => {
   test('heartbeats while a command runs', async () => {
     const beats: unknown[] = [];
     const result = await run({ command: 'sleep 0.5; echo done' }, { heartbeat: (d: unknown) => beats.push(d) });
-    expect(result.content).toBe('done\nExit code: 0');
+    expect(result.content).toBe(said('done\nExit code: 0'));
     expect(beats.length).toBeGreaterThanOrEqual(2);
     expect(beats[0]).toMatchObject({ tool: 'bash' });
   });
 
   test('a background process holding the output pipe does not block the result', async () => {
-    const pidFile = path.join(dir, 'bg-pgid');
+    const marker = uniqueSleep(5);
     const started = Date.now();
-    const result = await run({ command: `echo $$ > ${pidFile}; (sleep 5; echo late) & echo early` });
+    const result = await run({ command: `(sleep ${marker}; echo late) & echo early` });
     expect(Date.now() - started).toBeLessThan(4000);
-    expect(result.content).toBe('early\nExit code: 0');
-    const pgid = Number(readFileSync(pidFile, 'utf8').trim());
-    process.kill(-pgid, 'SIGKILL'); // clean up the sleeper this test left behind on purpose
+    expect(result.content).toBe(said('early\nExit code: 0'));
+    // Sandboxed, it ended with its shell; unsandboxed, it runs on until the worker stops it.
+    if (mode === 'bwrap') expect(liveProcessesWith(marker)).toEqual([]);
+    else expect(processRegistry.size).toBeGreaterThan(0);
+    await processRegistry.stopAll();
+    expect(await waitUntil(() => liveProcessesWith(marker).length === 0, 3000)).toBe(true);
+  });
+
+  test('the timeout note survives output that fills the limit', async () => {
+    const result = await run({ command: 'yes 0123456789 | head -c 200000; sleep 30', timeout: 1000 });
+    expect(result.content.length).toBeLessThanOrEqual(MAX_TOOL_OUTPUT_CHARS);
+    expect(result.content).toMatch(/\[… output truncated: \d+ of 200000 characters omitted\./);
+    expect(result.content.endsWith(said('Command timed out after 1000 ms and was killed.'))).toBe(true);
+  });
+
+  test('a command the policy refuses is not run and the result names the rule', async () => {
+    const result = await run({ command: 'touch ran.txt; sudo id' });
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(
+      /^Error: command refused by the command policy, rule 'privilege-escalation': 'sudo'/,
+    );
+    expect(existsSync(path.join(dir, 'ran.txt'))).toBe(false);
   });
 
   test('timeout above the maximum is refused by the schema', async () => {

@@ -1,0 +1,38 @@
+/**
+ * The bash tool's confinement: the bubblewrap sandbox (arguments, availability, mode), the command
+ * policy checked before anything runs, and the registry of process groups that stops them all with
+ * the worker. See docs/sandbox.md.
+ */
+export {
+  bwrapArgs,
+  bwrapProcessEnv,
+  ETC_ALLOWLIST,
+  findBwrap,
+  probeBwrap,
+  SANDBOX_HOME,
+  SANDBOX_PATH,
+  SANDBOX_TMP_BYTES,
+  sandboxEnv,
+} from './bwrap';
+export {
+  detectSandbox,
+  INSTALL_BWRAP_HINT,
+  resetSandboxStatus,
+  SANDBOX_ENV_VAR,
+  sandboxSetting,
+  sandboxStatus,
+  type SandboxSetting,
+  type SandboxStatus,
+} from './mode';
+export {
+  CommandPolicy,
+  DEFAULT_RULES,
+  MAX_COMMAND_BYTES,
+  POLICY_ENV_VAR,
+  policyFromEnv,
+  refusalMessage,
+  type PolicyConfig,
+  type PolicyRefusal,
+} from './policy';
+export { KILL_GRACE_MS, ProcessRegistry, processRegistry, stopAllToolProcesses } from './processes';
+export { spawnShell } from './spawn';
