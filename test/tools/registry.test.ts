@@ -235,6 +235,95 @@ describe('ToolRegistry', () => {
   });
 });
 
+describe('no exception in any tool path escapes registry.run', () => {
+  const { dir, cleanup } = makeTempDir();
+  afterAll(cleanup);
+  const circular: Record<string, unknown> = { name: 'loop' };
+  circular.self = circular;
+  const getterThrows = new Error('x');
+  Object.defineProperty(getterThrows, 'message', {
+    get() {
+      throw new Error('message getter');
+    },
+  });
+  const hostile = new Proxy(
+    {},
+    {
+      get() {
+        throw new Error('trap');
+      },
+      getPrototypeOf() {
+        throw new Error('trap');
+      },
+    },
+  );
+  // Describing it throws a value whose description throws in turn.
+  const nested = new Error('x');
+  Object.defineProperty(nested, 'message', {
+    get() {
+      throw hostile;
+    },
+  });
+  const thrown: Record<string, unknown> = {
+    undefined: undefined,
+    null: null,
+    circular,
+    bigint: { n: BigInt(1) },
+    'a throwing message getter': getterThrows,
+    'a hostile Proxy': hostile,
+    'an Error whose message getter throws a hostile Proxy': nested,
+  };
+  const tools = Object.entries(thrown).map(([label, value], i) =>
+    defineTool({
+      name: `throws_${i}`,
+      description: `Throws ${label}.`,
+      inputSchema: z.object({}),
+      sideEffect: 'read_only',
+      async execute() {
+        throw value;
+      },
+    }),
+  );
+  const badOutput = defineTool({
+    name: 'bad_output',
+    description: 'Returns an object whose content getter throws.',
+    inputSchema: z.object({}),
+    sideEffect: 'read_only',
+    async execute() {
+      return {
+        get content(): string {
+          throw new Error('content getter');
+        },
+      };
+    },
+  });
+  const registry = new ToolRegistry([...tools, badOutput]);
+
+  Object.keys(thrown).forEach((label, i) => {
+    test(`a tool throwing ${label} gives an is_error result`, async () => {
+      const result = await registry.run(`throws_${i}`, {}, makeContext(dir));
+      expect(result.isError).toBe(true);
+      expect(result.content).toMatch(/^Error: ./);
+    });
+  });
+
+  test('an output whose content getter throws gives an is_error result', async () => {
+    await expect(registry.run('bad_output', {}, makeContext(dir))).resolves.toEqual({
+      content: 'Error: content getter',
+      isError: true,
+    });
+  });
+
+  test('an abort reason whose getters throw still gives a cancelled result', async () => {
+    const controller = new AbortController();
+    controller.abort(hostile);
+    await expect(registry.run('throws_0', {}, makeContext(dir, { signal: controller.signal }))).resolves.toEqual({
+      content: "Error: Tool 'throws_0' was cancelled before it finished.",
+      isError: true,
+    });
+  });
+});
+
 describe('createDefaultRegistry', () => {
   const registry = createDefaultRegistry();
 
