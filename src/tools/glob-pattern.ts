@@ -1,5 +1,10 @@
+import { compileRe2, PatternRefused } from './search/regex';
+import { MAX_PATTERN_CHARS } from './search/limits';
+
 /**
- * Glob patterns compiled to regular expressions, matched against `/`-separated relative paths.
+ * Glob patterns compiled to RE2 regular expressions (linear-time: `*a*a*a*a*a*a*a*a*a*a*a*a*b`
+ * against a long name takes microseconds, where a backtracking RegExp never ends), matched against
+ * `/`-separated relative paths.
  *
  * Supported: `*` (any characters except `/`), `?` (one character except `/`), `**` as a whole path
  * segment (any number of directories, including none), `{a,b}` alternatives (nestable, each may hold
@@ -7,11 +12,12 @@
  * Dotfiles are matched like any other name. An unclosed `[` or `{` is taken literally.
  */
 
-const REGEX_SPECIAL = new Set([...'\\^$.|?*+()[]{}/-']);
-
-function escapeChar(c: string): string {
-  return REGEX_SPECIAL.has(c) ? `\\${c}` : c;
+/** Every character is written as a code-point escape: RE2 then has nothing to misread. */
+function literal(c: string): string {
+  return `\\x{${(c.codePointAt(0) as number).toString(16)}}`;
 }
+
+const SLASH = 0x2f;
 
 /** Characters that make a glob segment a pattern rather than a literal name. */
 export function hasMagic(segment: string): boolean {
@@ -23,31 +29,62 @@ interface Parsed {
   end: number;
 }
 
+/** `lo-hi` as an RE2 class item. */
+function rangeItem(lo: number, hi: number): string {
+  const hex = (n: number) => `\\x{${n.toString(16)}}`;
+  return lo === hi ? hex(lo) : `${hex(lo)}-${hex(hi)}`;
+}
+
 /** Parse a `[...]` class starting at `start` (the `[`). Returns undefined when it is not closed. */
 function parseClass(glob: string, start: number): Parsed | undefined {
-  let i = start + 1;
+  const chars = Array.from(glob.slice(start + 1));
+  let i = 0;
   let negate = false;
-  if (glob[i] === '!' || glob[i] === '^') {
+  if (chars[i] === '!' || chars[i] === '^') {
     negate = true;
     i++;
   }
-  let body = '';
+  const ranges: Array<[number, number]> = [];
   // A `]` right after the opening (or after the negation) is a literal member, as in POSIX.
   let first = true;
-  for (; i < glob.length; i++) {
-    const c = glob[i] as string;
+  let consumed = negate ? 2 : 1; // UTF-16 length of `[` and the negation
+  for (; i < chars.length; i++) {
+    let c = chars[i] as string;
+    consumed += c.length;
     if (c === ']' && !first) {
-      // A class never matches the separator, whatever it lists.
-      return { source: negate ? `[^/${body}]` : `(?!/)[${body}]`, end: i + 1 };
+      // A class never matches the separator, whatever it lists: `/` is cut out of every range.
+      const items: string[] = [];
+      for (const [lo, hi] of ranges) {
+        if (lo <= SLASH && SLASH <= hi) {
+          if (lo < SLASH) items.push(rangeItem(lo, SLASH - 1));
+          if (hi > SLASH) items.push(rangeItem(SLASH + 1, hi));
+        } else {
+          items.push(rangeItem(lo, hi));
+        }
+      }
+      const body = items.join('');
+      const source = negate ? `[^/${body}]` : body ? `[${body}]` : '[^\\x{0}-\\x{10ffff}]';
+      return { source, end: start + consumed };
     }
     first = false;
-    if (c === '\\' && i + 1 < glob.length) {
-      body += `\\${glob[++i] as string}`;
-    } else if (c === '-' && body !== '' && glob[i + 1] !== ']') {
-      body += '-';
-    } else {
-      body += c === '^' || c === '\\' || c === ']' || c === '[' || c === '-' ? `\\${c}` : c;
+    if (c === '\\' && i + 1 < chars.length) {
+      c = chars[++i] as string;
+      consumed += c.length;
     }
+    const lo = c.codePointAt(0) as number;
+    const next = chars[i + 1];
+    const after = chars[i + 2];
+    if (next === '-' && after !== undefined && after !== ']') {
+      const escaped = after === '\\' && chars[i + 3] !== undefined;
+      const hiChar = escaped ? (chars[i + 3] as string) : after;
+      const hi = hiChar.codePointAt(0) as number;
+      consumed += 1 + after.length + (escaped ? hiChar.length : 0);
+      i += escaped ? 3 : 2;
+      // A reversed range (`[z-a]`) matches nothing, as in POSIX; it must not make RE2 fail.
+      if (lo <= hi) ranges.push([lo, hi]);
+      continue;
+    }
+    ranges.push([lo, lo]);
   }
   return undefined;
 }
@@ -63,8 +100,9 @@ function translate(glob: string, start: number, inBraces: boolean): Parsed {
     const c = glob[i] as string;
     if (inBraces && (c === ',' || c === '}')) return { source: out, end: i };
     if (c === '\\') {
-      out += i + 1 < glob.length ? escapeChar(glob[i + 1] as string) : '\\\\';
-      i += 2;
+      const next = glob.codePointAt(i + 1);
+      out += next === undefined ? literal('\\') : literal(String.fromCodePoint(next));
+      i += next === undefined ? 1 : next > 0xffff ? 3 : 2;
     } else if (c === '*') {
       let j = i;
       while (glob[j] === '*') j++;
@@ -76,7 +114,7 @@ function translate(glob: string, start: number, inBraces: boolean): Parsed {
           out += '(?:[^/]*/)*'; // `**/`: zero or more whole directories
           j++;
         } else {
-          out += '.*'; // trailing `**`: everything below
+          out += '.*'; // trailing `**`: everything below (the `s` flag lets `.` match a newline in a name)
         }
       } else {
         out += '[^/]*';
@@ -91,7 +129,7 @@ function translate(glob: string, start: number, inBraces: boolean): Parsed {
         out += cls.source;
         i = cls.end;
       } else {
-        out += '\\[';
+        out += literal('[');
         i++;
       }
     } else if (c === '{') {
@@ -113,20 +151,29 @@ function translate(glob: string, start: number, inBraces: boolean): Parsed {
         out += `(?:${alternatives.join('|')})`;
         i = j;
       } else {
-        out += '\\{';
+        out += literal('{');
         i++;
       }
     } else {
-      out += escapeChar(c);
-      i++;
+      const point = glob.codePointAt(i) as number;
+      out += literal(String.fromCodePoint(point));
+      i += point > 0xffff ? 2 : 1;
     }
   }
   return { source: out, end: i };
 }
 
-/** Compile a glob to an anchored RegExp over `/`-separated relative paths. */
+/**
+ * Compile a glob to an anchored RE2 expression over `/`-separated relative paths. Throws
+ * {@link PatternRefused} for a pattern that is too long or that RE2 cannot compile (too large).
+ */
 export function globToRegExp(glob: string): RegExp {
-  return new RegExp(`^${translate(glob, 0, false).source}$`);
+  if (glob.length > MAX_PATTERN_CHARS) {
+    throw new PatternRefused(
+      `The glob pattern is ${glob.length} characters long; at most ${MAX_PATTERN_CHARS} are accepted.`,
+    );
+  }
+  return compileRe2(`^${translate(glob, 0, false).source}$`, 's', 'glob pattern');
 }
 
 /**

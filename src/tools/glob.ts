@@ -2,18 +2,25 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
-import { globToRegExp, hasMagic } from './glob-pattern';
+import { hasMagic } from './glob-pattern';
+import { runSearch, SEARCH_DEADLINE_MS, type GlobResult } from './search';
+import { GLOB_MAX_RESULTS, MAX_PATTERN_CHARS } from './search/limits';
 import { describeLocation } from './text';
-import { comparePaths, DEFAULT_SKIPPED_NAMES, progressReporter, walkFiles } from './walk';
+import { comparePaths, DEFAULT_SKIPPED_NAMES } from './walk';
 import { realWorkspace, resolveInWorkspace, workspaceRelative } from './workspace';
 
-/** At most this many paths are listed; the rest are counted. */
-export const GLOB_MAX_RESULTS = 1000;
+export { GLOB_MAX_RESULTS } from './search/limits';
+
+export interface GlobToolOptions {
+  /** Stop a call after this long (default SEARCH_DEADLINE_MS). */
+  deadlineMs?: number;
+}
 
 const globInput = z.strictObject({
   pattern: z
     .string()
     .min(1)
+    .max(MAX_PATTERN_CHARS)
     .describe(
       'Glob pattern matched against paths relative to `path`, e.g. "**/*.ts", "src/*.{js,jsx}", "test/**/[a-c]*.txt". ' +
         '`*` and `?` do not cross "/"; `**` matches any number of directories.',
@@ -40,14 +47,16 @@ function splitStaticPrefix(pattern: string): { prefix: string; rest: string } {
 }
 
 /** Find files in the workspace by glob pattern. */
-export function createGlobTool() {
+export function createGlobTool(options: GlobToolOptions = {}) {
+  const deadlineMs = options.deadlineMs ?? SEARCH_DEADLINE_MS;
   return defineTool({
     name: 'glob',
     description:
       'Find files in the workspace whose paths match a glob pattern. Returns matching file paths (files only, not ' +
       `directories), relative to the workspace, one per line, sorted alphabetically by path; at most ${GLOB_MAX_RESULTS} ` +
       'are listed. Supports **, *, ?, {a,b} and [a-z] classes; hidden files are included. The .git and node_modules ' +
-      'directories are skipped unless the pattern names them (e.g. "node_modules/foo/**"). Symbolic links are not followed.',
+      'directories are skipped unless the pattern names them (e.g. "node_modules/foo/**"). Symbolic links are not followed. ' +
+      'The pattern is matched in linear time; a call is stopped after a time limit.',
     inputSchema: globInput,
     sideEffect: 'read_only',
     runsLocally: true,
@@ -62,24 +71,22 @@ export function createGlobTool() {
       if (!stat) throw new Error(`Directory not found: '${shownBase}'.`);
       if (!stat.isDirectory()) throw new Error(`'${shownBase}' is not a directory; path must name a directory.`);
 
-      const matcher = globToRegExp(rest);
       const patternSegments = new Set(input.pattern.split('/'));
-      const skip = new Set(DEFAULT_SKIPPED_NAMES.filter((name) => !patternSegments.has(name)));
+      const skipNames = DEFAULT_SKIPPED_NAMES.filter((name) => !patternSegments.has(name));
       const baseFromRoot = path.relative(root, base).split(path.sep).join('/');
-      let seen = 0;
-      const tick = progressReporter(ctx, () => ({ tool: 'glob', filesSeen: seen }));
-
-      const matches: string[] = [];
-      for await (const rel of walkFiles(base, skip, tick)) {
-        seen++;
-        if (matcher.test(rel)) matches.push(baseFromRoot ? `${baseFromRoot}/${rel}` : rel);
-      }
-      if (matches.length === 0) return `No files match '${input.pattern}' in ${describeLocation(shownBase)}.`;
-      matches.sort(comparePaths);
-      const shown = matches.slice(0, GLOB_MAX_RESULTS);
-      if (matches.length > shown.length) {
+      const found = await runSearch<GlobResult>(
+        'glob',
+        { kind: 'glob', query: { root, base, pattern: rest, skipNames, maxResults: GLOB_MAX_RESULTS } },
+        ctx,
+        deadlineMs,
+      );
+      const matches = found.matches.map((rel) => (baseFromRoot ? `${baseFromRoot}/${rel}` : rel));
+      if (found.total === 0) return `No files match '${input.pattern}' in ${describeLocation(shownBase)}.`;
+      // The thread walks in this order already; sorting again keeps the contract explicit and is cheap.
+      const shown = matches.sort(comparePaths);
+      if (found.total > shown.length) {
         shown.push(
-          `… and ${matches.length - shown.length} more files (${matches.length} matches in total; only the first ` +
+          `… and ${found.total - shown.length} more files (${found.total} matches in total; only the first ` +
             `${GLOB_MAX_RESULTS} in sorted order are listed). Use a narrower pattern or path.`,
         );
       }

@@ -2,39 +2,43 @@ import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
 import { defineTool } from './define-tool';
-import {
-  containsNul,
-  findRipgrep,
-  type GrepFileHits,
-  type GrepQuery,
-  RipgrepUnusableError,
-  searchWithJs,
-  searchWithRipgrep,
-} from './grep-engines';
+import { runSearch, SEARCH_DEADLINE_MS, type GrepFileHits, type GrepQuery, type GrepResult } from './search';
+import { GREP_MAX_LINE_CHARS, MAX_PATTERN_CHARS } from './search/limits';
 import { describeLocation, plural, truncateLine } from './text';
-import type { ToolContext } from './types';
 import { comparePaths } from './walk';
 import { realWorkspace, resolveInWorkspace, workspaceRelative } from './workspace';
 
+export { GREP_MAX_LINE_CHARS } from './search/limits';
+
 /** Output lines (or files, or counts) shown when the model gives no head_limit. */
 export const GREP_DEFAULT_HEAD_LIMIT = 1000;
-/** Matched lines longer than this are cut (minified files would otherwise fill the answer). */
-export const GREP_MAX_LINE_CHARS = 500;
 const MAX_CONTEXT_LINES = 100;
-/** Room kept free under the registry cap for the closing note. */
-const NOTE_RESERVE_CHARS = 300;
+/** Room kept free under the registry cap for the closing notes. */
+const NOTE_RESERVE_CHARS = 600;
 
-/** Which search engine grep uses: ripgrep when on PATH (`auto`), or forced. */
+/**
+ * Kept so existing configurations still type-check: every value selects the one engine, RE2 in a
+ * search thread. ripgrep is no longer used (its answers came back through the worker's main thread,
+ * and its dialect differed from RE2's at the edges).
+ * @deprecated ignored
+ */
 export type GrepEngine = 'auto' | 'rg' | 'js';
 
 export interface GrepToolOptions {
+  /** @deprecated ignored: see {@link GrepEngine}. */
   engine?: GrepEngine;
+  /** Stop a call after this long (default SEARCH_DEADLINE_MS). */
+  deadlineMs?: number;
 }
 
 const grepInput = z.strictObject({
   pattern: z
     .string()
-    .describe('Regular expression to search for in file contents, matched line by line (e.g. "function\\s+\\w+").'),
+    .max(MAX_PATTERN_CHARS)
+    .describe(
+      'Regular expression (RE2 syntax, as in ripgrep: no back-references or look-around) to search for in file ' +
+        'contents, matched line by line (e.g. "function\\s+\\w+").',
+    ),
   path: z
     .string()
     .min(1)
@@ -43,6 +47,7 @@ const grepInput = z.strictObject({
   glob: z
     .string()
     .min(1)
+    .max(MAX_PATTERN_CHARS)
     .optional()
     .describe(
       'Only search files matching this glob, e.g. "*.ts" or "*.{ts,tsx}" (matched against the file name at any depth) ' +
@@ -101,7 +106,7 @@ function formatContent(hits: GrepFileHits[], lineNumbers: boolean, withContext: 
       // `--` marks a gap, as grep and ripgrep print it, so separate groups are not read as adjacent.
       if (withContext && out.length > 0 && (previous === undefined || line.lineNumber !== previous + 1)) out.push('--');
       const sep = line.isMatch ? ':' : '-';
-      const text = truncateLine(line.text, GREP_MAX_LINE_CHARS);
+      const text = truncateLine(line.text, GREP_MAX_LINE_CHARS, line.length ?? line.text.length);
       out.push(lineNumbers ? `${file.path}${sep}${line.lineNumber}${sep}${text}` : `${file.path}${sep}${text}`);
       previous = line.lineNumber;
     }
@@ -109,19 +114,20 @@ function formatContent(hits: GrepFileHits[], lineNumbers: boolean, withContext: 
   return out;
 }
 
-/**
- * Turn raw hits into the text the model sees. Kept separate from the engines so ripgrep and the
- * JavaScript scan can only differ in what they find, never in how it is shown.
- */
+/** Turn raw hits (and the search's notes) into the text the model sees. */
 export function formatGrepResult(
   hits: GrepFileHits[],
   input: GrepInput,
   shownBase: string,
   withContext: boolean,
+  notes: readonly string[] = [],
 ): string {
   const mode = input.output_mode ?? 'files_with_matches';
   const sorted = [...hits].sort((a, b) => comparePaths(a.path, b.path));
-  if (sorted.length === 0) return `No matches found for pattern '${input.pattern}' in ${describeLocation(shownBase)}.`;
+  const noteText = notes.length ? `\n[${notes.join(' ')}]` : '';
+  if (sorted.length === 0) {
+    return `No matches found for pattern '${input.pattern}' in ${describeLocation(shownBase)}.${noteText}`;
+  }
 
   let lines: string[];
   let unit: string;
@@ -152,29 +158,12 @@ export function formatGrepResult(
         'Narrow the search with path, glob or a more specific pattern.',
     );
   }
-  return shown.join('\n');
+  return shown.join('\n') + noteText;
 }
 
-async function search(query: GrepQuery, ctx: ToolContext, engine: GrepEngine): Promise<GrepFileHits[]> {
-  if (engine === 'js') return searchWithJs(query, ctx);
-  const rg = await findRipgrep();
-  if (!rg) {
-    if (engine === 'rg') throw new Error('ripgrep (rg) is not installed on this worker.');
-    return searchWithJs(query, ctx);
-  }
-  try {
-    return await searchWithRipgrep(query, ctx, rg);
-  } catch (error) {
-    // A pattern rg rejects (look-around, say) may still be valid JavaScript; one engine's verdict
-    // on syntax should not be the model's problem.
-    if (error instanceof RipgrepUnusableError && engine === 'auto') return searchWithJs(query, ctx);
-    throw error;
-  }
-}
-
-/** Search file contents by regular expression, with ripgrep when available. */
+/** Search file contents by regular expression (RE2, in a search thread with a deadline). */
 export function createGrepTool(options: GrepToolOptions = {}) {
-  const engine = options.engine ?? 'auto';
+  const deadlineMs = options.deadlineMs ?? SEARCH_DEADLINE_MS;
   return defineTool({
     name: 'grep',
     description:
@@ -182,7 +171,8 @@ export function createGrepTool(options: GrepToolOptions = {}) {
       '"files_with_matches" (default) lists matching files, "content" shows matching lines (with optional context), ' +
       '"count" gives matching lines per file. Results are sorted by path. Hidden files are searched; binary files ' +
       'and the .git and node_modules directories are skipped; .gitignore is not applied. Filter files with glob ' +
-      '(e.g. "*.ts"). Use this rather than running grep or rg through bash.',
+      '(e.g. "*.ts"). Patterns use RE2 syntax and match in linear time; a call is stopped after a time limit. ' +
+      'Use this rather than running grep or rg through bash.',
     inputSchema: grepInput,
     sideEffect: 'read_only',
     runsLocally: true,
@@ -194,11 +184,6 @@ export function createGrepTool(options: GrepToolOptions = {}) {
       if (!stat) throw new Error(`Path not found: '${shownBase}'.`);
       const baseIsFile = stat.isFile();
       if (!baseIsFile && !stat.isDirectory()) throw new Error(`'${shownBase}' is neither a file nor a directory.`);
-      // Both engines treat a file with a NUL byte as binary; rg would search one named explicitly.
-      if (baseIsFile && (await containsNul(base))) {
-        return `No matches found for pattern '${input.pattern}' in '${shownBase}' (it is a binary file and was skipped).`;
-      }
-
       const mode = input.output_mode ?? 'files_with_matches';
       const query: GrepQuery = {
         pattern: input.pattern,
@@ -211,8 +196,11 @@ export function createGrepTool(options: GrepToolOptions = {}) {
         baseIsFile,
         glob: input.glob,
       };
-      const hits = await search(query, ctx, engine);
-      return formatGrepResult(hits, input, shownBase, query.before > 0 || query.after > 0);
+      const result = await runSearch<GrepResult>('grep', { kind: 'grep', query }, ctx, deadlineMs);
+      if (result.binaryBase) {
+        return `No matches found for pattern '${input.pattern}' in '${shownBase}' (it is a binary file and was skipped).`;
+      }
+      return formatGrepResult(result.hits, input, shownBase, query.before > 0 || query.after > 0, result.notes);
     },
   });
 }

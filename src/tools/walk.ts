@@ -1,35 +1,19 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { ToolContext } from './types';
 
 /**
- * Directory traversal shared by glob and the JavaScript grep engine, so both see the same files:
- * regular files only, symlinks never followed (a link cannot lead a search out of the workspace),
- * unreadable directories skipped, and entries with a name in `skipNames` left out.
+ * Directory traversal on the worker's main thread (the outcome-unknown report of a mutating tool):
+ * regular files only, symlinks never followed, unreadable directories skipped, and entries with a
+ * name in `skipNames` left out. glob and grep walk in their search thread instead (search/tree.ts),
+ * with the same rules and the same skipped names.
  */
 
 /** Directories that are almost never what the model is looking for and can be enormous. */
 export const DEFAULT_SKIPPED_NAMES: readonly string[] = ['.git', 'node_modules'];
 
-/** How often a long traversal reports liveness to Temporal. */
-const HEARTBEAT_INTERVAL_MS = 5_000;
-
 /** Compare like `Array.prototype.sort` without a comparator would, but explicitly: by UTF-16 code units. */
 export function comparePaths(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Calls `ctx.heartbeat` at most every few seconds and throws once the call is cancelled. */
-export function progressReporter(ctx: ToolContext, details: () => unknown): () => void {
-  let last = Date.now();
-  return () => {
-    if (ctx.signal.aborted) throw new Error('Cancelled.');
-    const now = Date.now();
-    if (now - last >= HEARTBEAT_INTERVAL_MS) {
-      last = now;
-      ctx.heartbeat(details());
-    }
-  };
 }
 
 /**

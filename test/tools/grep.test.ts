@@ -1,22 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { symlinkSync } from 'node:fs';
 import * as path from 'node:path';
 import { MAX_TOOL_OUTPUT_CHARS } from '../../src/shared/constants';
-import { createDefaultRegistry, type GrepEngine } from '../../src/tools';
+import { createDefaultRegistry } from '../../src/tools';
 import { GREP_DEFAULT_HEAD_LIMIT } from '../../src/tools/grep';
 import { makeContext, makeTempDir, writeTree } from './helpers';
-
-function ripgrepInstalled(): boolean {
-  try {
-    execFileSync('rg', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const HAVE_RG = ripgrepInstalled();
-/** The JavaScript engine is always tested; ripgrep too when it is installed. */
-const ENGINES: GrepEngine[] = HAVE_RG ? ['js', 'rg'] : ['js'];
 
 const FIXTURE: Record<string, string | Buffer> = {
   'README.md': '# Project\nTODO: write docs\n',
@@ -48,16 +35,16 @@ const FIXTURE: Record<string, string | Buffer> = {
     Buffer.from([0, 1, 2]),
     Buffer.from('\nhelper\n'),
   ]),
-  // A NUL far past the first 64 KiB: both engines must still treat the file as binary.
+  // A NUL far past the first chunk: the file is still binary, even though a match came first.
   'data/late-binary.dat': Buffer.concat([Buffer.from('helper early\n'), Buffer.alloc(100_000, 0x61), Buffer.from([0])]),
   'notes/ünïcödé.txt': 'Grüße helper\n',
   'context.txt': ['a', 'b', 'MATCH 1', 'c', 'd', 'e', 'f', 'MATCH 2', 'g', 'MATCH 3', 'h', 'i', 'j'].join('\n') + '\n',
 };
 
-describe.each(ENGINES)('grep tool (%s engine)', (engine) => {
+describe('grep tool', () => {
   const { dir, cleanup } = makeTempDir();
   afterAll(cleanup);
-  const registry = createDefaultRegistry({ grep: { engine } });
+  const registry = createDefaultRegistry();
   const grep = (input: unknown) => registry.run('grep', input, makeContext(dir));
   const out = async (input: unknown) => {
     const result = await grep(input);
@@ -252,10 +239,10 @@ describe.each(ENGINES)('grep tool (%s engine)', (engine) => {
   });
 });
 
-describe('grep output limits (js engine)', () => {
+describe('grep output limits', () => {
   const { dir, cleanup } = makeTempDir();
   afterAll(cleanup);
-  const registry = createDefaultRegistry({ grep: { engine: 'js' } });
+  const registry = createDefaultRegistry();
 
   beforeAll(() => {
     const files: Record<string, string> = {};
@@ -287,91 +274,52 @@ describe('grep output limits (js engine)', () => {
   });
 });
 
-describe('grep engine selection', () => {
+describe('grep patterns are RE2', () => {
   const { dir, cleanup } = makeTempDir();
   afterAll(cleanup);
-  beforeAll(() => writeTree(dir, { 'a.txt': 'foobar\nfoobaz\n' }));
+  const registry = createDefaultRegistry();
+  beforeAll(() => writeTree(dir, { 'a.txt': 'foobar\nfoobaz\nFOO x\n', 'b/c.txt': 'word word\n' }));
+  const grep = (input: unknown) => registry.run('grep', input, makeContext(dir));
 
-  test('a pattern only JavaScript understands (look-ahead) still works with the auto engine', async () => {
-    const registry = createDefaultRegistry({ grep: { engine: 'auto' } });
-    const result = await registry.run('grep', { pattern: 'foo(?=baz)', output_mode: 'content' }, makeContext(dir));
-    expect(result).toEqual({ content: 'a.txt:2:foobaz', isError: false });
+  test.each([
+    ['(a+)+\\1$', 'back-references (\\1) are not supported'],
+    ['(?<w>\\w+) \\k<w>', 'back-references (\\k<name>) are not supported'],
+    ['foo(?=baz)', 'look-ahead (?=…) is not supported'],
+    ['foo(?!bar)', 'negative look-ahead (?!…) is not supported'],
+    ['(?<=foo)baz', 'look-behind (?<=…) is not supported'],
+    ['(?<!x)baz', 'negative look-behind (?<!…) is not supported'],
+    ['(?>foo)', 'atomic groups (?>…) are not supported'],
+    ['fo++', 'possessive quantifiers (++) are not supported'],
+  ])('%s is refused, naming the construct and RE2', async (pattern, construct) => {
+    const result = await grep({ pattern });
+    expect(result.isError).toBe(true);
+    expect(result.content).toBe(
+      `Error: The pattern '${pattern}' was refused: ${construct}. grep uses RE2 regular-expression syntax (as ` +
+        'ripgrep and Go do), which matches in linear time and has no back-references, look-ahead, look-behind, ' +
+        'atomic groups or possessive quantifiers.',
+    );
   });
 
-  (HAVE_RG ? test : test.skip)(
-    HAVE_RG
-      ? 'the rg engine reports a pattern rg rejects as an error'
-      : 'the rg engine reports a pattern rg rejects as an error (SKIPPED: ripgrep is not installed)',
-    async () => {
-      const registry = createDefaultRegistry({ grep: { engine: 'rg' } });
-      const result = await registry.run('grep', { pattern: 'foo(?=baz)' }, makeContext(dir));
+  test("a malformed pattern is an error with RE2's reason", async () => {
+    const result = await grep({ pattern: 'a{2,1}' });
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(/^Error: Invalid pattern 'a\{2,1\}': .*RE2 regular-expression syntax/);
+  });
+
+  test('an over-long pattern or glob filter is refused', async () => {
+    for (const input of [{ pattern: 'a'.repeat(4097) }, { pattern: 'foo', glob: '*'.repeat(4097) }]) {
+      const result = await grep(input);
       expect(result.isError).toBe(true);
-      expect(result.content).toMatch(/look-around/);
-    },
-  );
-});
-
-describe('grep: ripgrep and the JavaScript engine give identical output', () => {
-  const { dir, cleanup } = makeTempDir();
-  afterAll(cleanup);
-  const js = createDefaultRegistry({ grep: { engine: 'js' } });
-  const rg = createDefaultRegistry({ grep: { engine: 'rg' } });
-
-  beforeAll(() => {
-    writeTree(dir, FIXTURE);
-    // More variety: many files across directories, mixed case, repeated matches, empty files.
-    const extra: Record<string, string> = {};
-    for (let i = 0; i < 60; i++) {
-      const lines = Array.from({ length: 30 }, (_, j) =>
-        (i * 7 + j) % 11 === 0 ? `Helper call ${i}-${j}` : (i + j) % 13 === 0 ? `helper(${j})` : `line ${j}`,
-      );
-      extra[`gen/d${i % 5}/${i % 3 === 0 ? 'x' : 'y'}${i}.${i % 2 ? 'ts' : 'md'}`] =
-        lines.join('\n') + (i % 4 ? '\n' : '');
+      expect(result.content).toMatch(/^Error: Invalid input for tool 'grep':\n- (pattern|glob): Too big/);
     }
-    extra['gen/empty.txt'] = '';
-    extra['gen/.dot/inner.ts'] = 'helper\n';
-    writeTree(dir, extra);
-    mkdirSync(path.join(dir, 'gen', 'empty-dir'));
-    symlinkSync(path.join(dir, 'src'), path.join(dir, 'gen', 'link'));
   });
 
-  const queries: Array<Record<string, unknown>> = [
-    { pattern: 'helper' },
-    { pattern: 'helper', case_insensitive: true },
-    { pattern: 'helper', output_mode: 'count' },
-    { pattern: 'helper', output_mode: 'count', case_insensitive: true },
-    { pattern: 'helper', output_mode: 'content' },
-    { pattern: 'Helper call \\d+-\\d+', output_mode: 'content', line_numbers: false },
-    { pattern: '^line [0-9]$', output_mode: 'content', context: 2, path: 'gen/d1' },
-    { pattern: 'helper\\(', output_mode: 'content', context_before: 3, context_after: 1 },
-    { pattern: 'helper', glob: '*.ts', output_mode: 'count' },
-    { pattern: 'helper', glob: 'd2/**', path: 'gen' },
-    { pattern: 'helper', glob: 'gen/*/x*.md' },
-    { pattern: 'helper', glob: '!*.md', path: 'gen' },
-    { pattern: 'helper', glob: '*.{md,tsx}', output_mode: 'content', head_limit: 7 },
-    { pattern: 'MATCH', output_mode: 'content', context: 10 },
-    { pattern: 'end$|^last', output_mode: 'content' },
-    { pattern: '', path: 'src/util.ts', output_mode: 'content' },
-    { pattern: 'a', path: 'gen/empty.txt' },
-    { pattern: 'helper', path: 'node_modules', output_mode: 'content' },
-    { pattern: 'helper', path: 'data', output_mode: 'count' },
-    { pattern: '[', output_mode: 'content' },
-  ];
-
-  (HAVE_RG ? test.each(queries) : test.skip.each(queries))(
-    HAVE_RG ? 'same result for %j' : 'same result for %j (SKIPPED: ripgrep is not installed; only the JS engine ran)',
-    async (query) => {
-      const [fromJs, fromRg] = await Promise.all([
-        js.run('grep', query, makeContext(dir)),
-        rg.run('grep', query, makeContext(dir)),
-      ]);
-      if (query.pattern === '[') {
-        // Both refuse it, each in its own words.
-        expect([fromJs.isError, fromRg.isError]).toEqual([true, true]);
-        return;
-      }
-      expect(fromRg).toEqual(fromJs);
-      expect(fromJs.content.length).toBeGreaterThan(0);
-    },
-  );
+  test('what JavaScript and RE2 share works: classes, \\b, \\d, alternation, case-insensitive, named groups', async () => {
+    const out = async (input: Record<string, unknown>) => (await grep({ output_mode: 'content', ...input })).content;
+    expect(await out({ pattern: '\\bfoo(bar|baz)$' })).toBe('a.txt:1:foobar\na.txt:2:foobaz');
+    expect(await out({ pattern: 'foo x', case_insensitive: true })).toBe('a.txt:3:FOO x');
+    expect(await out({ pattern: '(?<w>wo)rd\\s' })).toBe('b/c.txt:1:word word');
+    expect(await out({ pattern: '(?i)foo\\s' })).toBe('a.txt:3:FOO x');
+    expect(await out({ pattern: '\\Afoo' })).toBe('a.txt:1:foobar\na.txt:2:foobaz');
+  });
 });
