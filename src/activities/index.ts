@@ -12,7 +12,8 @@ import type {
   SummarizeRunInput,
   SummarizeRunOutput,
 } from '../shared';
-import { ErrorTypes, textOf } from '../shared';
+import { ErrorTypes, INPUT_PREVIEW_CHARS, cutChars, describeToolCall, textOf } from '../shared';
+import { checkModelResponse } from './response-check';
 import { ConversationCache } from './conversation-cache';
 import { outcomeUnknownMessage } from './outcome-unknown';
 
@@ -49,16 +50,18 @@ export function createActivities(deps: ActivityDeps) {
   async function callModel(input: CallModelInput): Promise<CallModelOutput> {
     const ctx = Context.current();
     const messages = conversations.materialize(input.conversation);
-    const response = await deps.models(input.model).call(
-      {
-        model: input.model,
-        ...(input.system !== undefined ? { system: input.system } : {}),
-        messages,
-        tools: toolSpecs(input),
-        ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
-        maxTokens: input.maxTokens,
-      },
-      { signal: ctx.cancellationSignal, heartbeat: (d) => ctx.heartbeat(d) },
+    const response = checkModelResponse(
+      await deps.models(input.model).call(
+        {
+          model: input.model,
+          ...(input.system !== undefined ? { system: input.system } : {}),
+          messages,
+          tools: toolSpecs(input),
+          ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
+          maxTokens: input.maxTokens,
+        },
+        { signal: ctx.cancellationSignal, heartbeat: modelHeartbeat(ctx, input.model, 'model call') },
+      ),
     );
     // The workflow appends exactly this assistant turn; the cache does the same so the next delta fits.
     conversations.commit(input.conversation.id, messages, input.conversation.headHash, {
@@ -85,16 +88,18 @@ export function createActivities(deps: ActivityDeps) {
   async function summarizeRun(input: SummarizeRunInput): Promise<SummarizeRunOutput> {
     const ctx = Context.current();
     const messages = conversations.materialize(input.conversation);
-    const response = await deps.models(input.model).call(
-      {
-        model: input.model,
-        ...(input.system !== undefined ? { system: input.system } : {}),
-        messages: withClosingInstruction(messages, input.instruction),
-        tools: toolSpecs(input),
-        toolChoice: { type: 'none' },
-        maxTokens: input.maxTokens,
-      },
-      { signal: ctx.cancellationSignal, heartbeat: (d) => ctx.heartbeat(d) },
+    const response = checkModelResponse(
+      await deps.models(input.model).call(
+        {
+          model: input.model,
+          ...(input.system !== undefined ? { system: input.system } : {}),
+          messages: withClosingInstruction(messages, input.instruction),
+          tools: toolSpecs(input),
+          toolChoice: { type: 'none' },
+          maxTokens: input.maxTokens,
+        },
+        { signal: ctx.cancellationSignal, heartbeat: modelHeartbeat(ctx, input.model, 'closing summary') },
+      ),
     );
     return { text: textOf(response.content), response };
   }
@@ -115,7 +120,18 @@ export function createActivities(deps: ActivityDeps) {
       return { content: await outcomeUnknownMessage(input, workspace, Math.max(ctx.info.attempt, 2)), isError: true };
     }
     // Local activities (cheap read-only tools) cannot heartbeat; the worker cancels them directly.
-    const heartbeat = ctx.info.isLocal ? () => {} : (d?: unknown) => ctx.heartbeat(d);
+    // Heartbeat details say what runs, so the Web UI's Pending Activities is readable.
+    const started = Date.now();
+    const call = describeToolCall(input.name, input.input);
+    const heartbeat = ctx.info.isLocal
+      ? () => {}
+      : (d?: unknown) =>
+          ctx.heartbeat({
+            tool: cutChars(input.name, 64),
+            call: cutChars(call, INPUT_PREVIEW_CHARS),
+            elapsedSeconds: Math.round((Date.now() - started) / 1000),
+            ...(d !== undefined ? { progress: typeof d === 'string' ? cutChars(d, INPUT_PREVIEW_CHARS) : d } : {}),
+          });
     const timer = setInterval(heartbeat, heartbeatEveryMs);
     let result: RunToolOutput;
     try {
@@ -145,6 +161,13 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/** Heartbeats of a model call carry what is being called and for how long, for Pending Activities. */
+function modelHeartbeat(ctx: Context, model: string, what: string): (details?: unknown) => void {
+  const started = Date.now();
+  return () =>
+    ctx.heartbeat({ [what]: cutChars(model, 200), elapsedSeconds: Math.round((Date.now() - started) / 1000) });
+}
 
 /** True when the activity was cancelled by its own worker's shutdown (after the grace period). */
 function stoppedByShutdown(ctx: Context): boolean {

@@ -74,6 +74,57 @@ export const MAX_TOOL_OUTPUT_CHARS = 30_000;
 /** The workflow keeps at most this many progress events for `events` queries. */
 export const MAX_RETAINED_EVENTS = 1000;
 
+/*
+ * Payload bounds. Temporal refuses a payload over 2 MiB and a workflow task completion over 4 MiB,
+ * and a run that sends one is terminated by the server (BadScheduleActivityAttributes,
+ * BadContinueAsNewAttributes). Whatever the model, the tools or the users send, every payload a
+ * run produces stays inside these bounds by construction. Sizes are UTF-8 bytes of the JSON.
+ *
+ *   continue-as-new input ≤ run input + conversation (hard cap) + carried events + pending messages + texts
+ *                         = 256 KiB + 1 MiB + 128 KiB + 384 KiB + 32 KiB + 64 KiB = 1.84 MiB < 2 MiB
+ *   model call input      ≤ max(full conversation ≤ hard cap, delta ≤ answer + tool results + messages) ≈ 1.4 MB
+ *   workflow task         ≤ local tool results (16 × 90 KB) + one model call or continue-as-new < 4 MiB
+ */
+/** Temporal's limit on one payload (activity input/result, signal/update argument, query result). */
+export const TEMPORAL_PAYLOAD_LIMIT_BYTES = 2 * 1024 * 1024;
+/** Run input without its continuation state: protects the start and every continue-as-new input. */
+export const MAX_RUN_INPUT_BYTES = 256 * 1024;
+/** A prompt larger than this is refused at start (it is part of the run input and of every compacted conversation). */
+export const MAX_PROMPT_BYTES = 192 * 1024;
+/** One `sendMessage`: protects the update payload and the model call that takes it. */
+export const MAX_MESSAGE_BYTES = 128 * 1024;
+/** Messages accepted but not yet given to the model: protects the continue-as-new input and the next delta. */
+export const MAX_PENDING_MESSAGE_BYTES = 384 * 1024;
+/**
+ * Hard cap on the conversation at each iteration boundary: above it, older turns are dropped
+ * without a model call, so the full resend after a cache miss and the continue-as-new input fit.
+ */
+export const MAX_CONVERSATION_BYTES = 1024 * 1024;
+/** One model answer: protects the model activity's result (a larger answer fails once, non-retryably). */
+export const MAX_MODEL_RESPONSE_BYTES = 640 * 1024;
+/** All tool results of one turn: longer results are cut to share this, protecting the next delta. */
+export const MAX_TURN_TOOL_RESULT_BYTES = 384 * 1024;
+/** Tool calls run per turn; later ones get an error result. Protects the workflow task (local results). */
+export const MAX_TOOL_CALLS_PER_TURN = 16;
+/** A compaction summary and the latest results it keeps: the compacted conversation stays well under the cap. */
+export const MAX_COMPACTION_SUMMARY_BYTES = 256 * 1024;
+export const MAX_COMPACTION_RESULTS_BYTES = 128 * 1024;
+/** The final text of a run (answers continued after max_tokens are joined up to this). Protects the result. */
+export const MAX_FINAL_TEXT_BYTES = 512 * 1024;
+/** The last answer text and the held text of answers cut at max_tokens, as carried into a continue-as-new. */
+export const CARRIED_LAST_TEXT_BYTES = 32 * 1024;
+export const CARRIED_TEXT_PREFIX_BYTES = 64 * 1024;
+/** One `events` query page: protects the query result (a 1 MB answer once broke every page). */
+export const MAX_EVENTS_PAGE_BYTES = 256 * 1024;
+/** Text kept per progress event: model text, answers, previews. The full text is in the result and transcript. */
+export const EVENT_TEXT_CHARS = 1_000;
+export const EVENT_ANSWER_CHARS = 16_000;
+/** Progress events carried into the next execution, by count and by bytes. */
+export const EVENTS_CARRIED_OVER = 200;
+export const MAX_CARRIED_EVENTS_BYTES = 128 * 1024;
+/** A tool call's arguments as kept in events, approvals and heartbeat details: each string field cut to this. */
+export const INPUT_PREVIEW_CHARS = 400;
+
 /** Stable, namespaced failure types raised at the activity boundary. */
 export const ErrorTypes = {
   InvalidInput: 'DurableAgent.InvalidInput',
@@ -92,6 +143,10 @@ export const ErrorTypes = {
   Connection: 'ModelError.Connection',
   Timeout: 'ModelError.Timeout',
   MalformedResponse: 'ModelError.MalformedResponse',
+  /** The provider's answer is larger than a run can record (MAX_MODEL_RESPONSE_BYTES). */
+  ResponseTooLarge: 'ModelError.ResponseTooLarge',
+  /** The run ended `failed`: the workflow fails with this type and the AgentRunResult as details. */
+  RunFailed: 'DurableAgent.RunFailed',
   Unknown: 'ModelError.Unknown',
   ScriptExhausted: 'ModelError.ScriptExhausted',
 } as const;

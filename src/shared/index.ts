@@ -7,3 +7,6 @@ export * from './definitions';
 export * from './search-attributes';
 export * from './conversation';
 export * from './model-limits';
+export * from './bounds';
+export * from './summaries';
+export * from './run-outcome';

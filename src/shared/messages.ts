@@ -97,9 +97,15 @@ export function isToolUse(block: ContentBlock): block is ToolUseBlock {
   return block.type === 'tool_use';
 }
 
+/** The text of a turn: its text blocks joined with a newline, trimmed (as seed 004 reads a turn). */
 export function textOf(content: ContentBlock[]): string {
+  return rawTextOf(content).trim();
+}
+
+/** The text blocks joined with a newline, untrimmed: an answer cut at max_tokens continues exactly here. */
+export function rawTextOf(content: ContentBlock[]): string {
   return content
     .filter((b): b is TextBlock => b.type === 'text' && typeof (b as TextBlock).text === 'string')
     .map((b) => b.text)
-    .join('');
+    .join('\n');
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOKENS } from './constants';
+import { utf8Length, jsonBytes } from './bounds';
+import { DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOKENS, MAX_PROMPT_BYTES, MAX_RUN_INPUT_BYTES } from './constants';
 import { runTimeoutsSchema } from './run-timeouts';
 import type { ConversationSnapshot } from './conversation';
 import type { StopReason, Usage } from './messages';
@@ -26,14 +27,80 @@ export type Permission = (typeof PERMISSIONS)[number];
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 900;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS = 24 * 60 * 60;
 
+const count = z.number().int().min(0);
+const REQUIRED_BLOCK_FIELDS = new Map([
+  ['text', ['text']],
+  ['tool_use', ['id', 'name']],
+  ['tool_result', ['tool_use_id', 'content']],
+]);
+const blockSchema = z.looseObject({ type: z.string() }).superRefine((block, ctx) => {
+  const b = block as Record<string, unknown>;
+  const need = (key: string) => {
+    if (typeof b[key] !== 'string') ctx.addIssue({ code: 'custom', path: [key], message: `${key} must be a string` });
+  };
+  if (block.type === 'text') need('text');
+  for (const key of REQUIRED_BLOCK_FIELDS.get(block.type) ?? []) need(key);
+});
+const messageSchema = z.strictObject({
+  role: z.enum(['user', 'assistant']),
+  content: z.union([z.string(), z.array(blockSchema)]),
+});
+const usageSchema = z.strictObject({
+  inputTokens: count,
+  outputTokens: count,
+  cacheReadInputTokens: count,
+  cacheCreationInputTokens: count,
+});
+/** The continuation state, as strictly as the rest of the input: nothing in it can fail a workflow task. */
+export const runContinuationSchema = z.strictObject({
+  conversation: z.strictObject({
+    id: z.string().min(1),
+    messages: z.array(messageSchema).min(1),
+    syncedLength: count,
+    cachedToolResults: z.array(z.string()),
+  }),
+  iteration: count,
+  usage: usageSchema,
+  costUsd: z.number().min(0).nullable(),
+  lastStopReason: z.string().nullable().optional(),
+  lastAssistantText: z.string(),
+  events: z.array(z.looseObject({ seq: count, kind: z.string() })),
+  eventSeq: count,
+  continuations: count,
+  compactions: count,
+  needsCompaction: z.boolean(),
+  pendingMessages: z.array(z.string()),
+  awaitingInput: z.boolean(),
+  workerQueue: z.string().optional(),
+  /** Text of answers cut at max_tokens that the next answer continues. */
+  textPrefix: z.string().optional(),
+});
+
 /**
  * Run input, validated at the client and again in the workflow. Unknown keys are rejected so a
  * misspelt option (`maxIteration`) is an error rather than silently ignored.
  */
 export const agentRunInputSchema = z
   .strictObject({
-    prompt: z.string().trim().min(1, 'prompt must be a non-empty string'),
-    model: z.string().min(1, 'model must be a non-empty model id such as claude-sonnet-5-5').optional(),
+    prompt: z
+      .string()
+      .trim()
+      .min(1, 'prompt must be a non-empty string')
+      .superRefine((p, ctx) => {
+        const bytes = utf8Length(p);
+        if (bytes <= MAX_PROMPT_BYTES) return;
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            `prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} bytes (${MAX_PROMPT_BYTES / 1024} KiB). ` +
+            'Put large material in a file in the workspace and ask the agent to read it.',
+        });
+      }),
+    model: z
+      .string()
+      .min(1, 'model must be a non-empty model id such as claude-sonnet-5-5')
+      .max(200, 'model must be at most 200 characters')
+      .optional(),
     systemPrompt: z.string().optional(),
     maxIterations: z
       .number()
@@ -90,12 +157,30 @@ export const agentRunInputSchema = z
         bytes: z.number().int().min(10_000, 'continueAsNewAfter.bytes must be at least 10000').optional(),
       })
       .optional(),
-    /** Internal: the state a run carries into its next execution after continue-as-new. */
+    /**
+     * Internal: the state a run carries into its next execution after continue-as-new. The workflow
+     * accepts it only in an execution that was continued as new, and checks its shape as strictly.
+     */
     resume: z
-      .custom<RunContinuation>((v) => typeof v === 'object' && v !== null, 'resume must be an object')
+      .custom<RunContinuation>()
+      .superRefine((value, ctx) => {
+        const checked = runContinuationSchema.safeParse(value);
+        if (checked.success) return;
+        for (const issue of checked.error.issues)
+          ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+      })
       .optional(),
   })
   .superRefine((input, ctx) => {
+    const { resume: _resume, ...own } = input;
+    const bytes = jsonBytes(own);
+    if (bytes > MAX_RUN_INPUT_BYTES) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `the run input is ${bytes} bytes; the limit is ${MAX_RUN_INPUT_BYTES} bytes (${MAX_RUN_INPUT_BYTES / 1024} KiB)`,
+      });
+    }
     for (const [i, name] of (input.tools ?? []).entries()) {
       if (!(BUILTIN_TOOL_NAMES as readonly string[]).includes(name)) {
         ctx.addIssue({
@@ -110,26 +195,15 @@ export const agentRunInputSchema = z
 export type AgentRunInput = z.input<typeof agentRunInputSchema>;
 
 /** Everything a run needs to go on in a fresh execution after continue-as-new. */
-export interface RunContinuation {
+export type RunContinuation = Omit<
+  z.output<typeof runContinuationSchema>,
+  'conversation' | 'events' | 'lastStopReason'
+> & {
   conversation: ConversationSnapshot;
-  iteration: number;
-  usage: Usage;
-  costUsd: number | null;
-  lastStopReason?: StopReason | null;
-  lastAssistantText: string;
   /** The newest progress events, so a follower's cursor goes on across executions. */
   events: RunEvent[];
-  eventSeq: number;
-  continuations: number;
-  compactions: number;
-  /** Compaction was due when the previous execution handed over. */
-  needsCompaction: boolean;
-  pendingMessages: string[];
-  /** A session that had answered and was waiting for input. */
-  awaitingInput: boolean;
-  /** The task queue of the worker holding the conversation, if any. */
-  workerQueue?: string;
-}
+  lastStopReason?: StopReason | null;
+};
 
 /** One line per problem: `maxIterations: maxIterations must be at least 1`. */
 export function formatZodError(error: z.ZodError): string {
@@ -154,6 +228,7 @@ export const TERMINAL_STATUSES = [
   'max_budget',
   'refused',
   'failed',
+  'cancelled',
 ] as const;
 export type ExitReason = (typeof TERMINAL_STATUSES)[number];
 /** `awaiting_approval`: a tool call waits for an operator; `awaiting_input`: a session waits for a message. */
@@ -215,16 +290,17 @@ export type RunEvent =
   | { seq: number; kind: 'user_message'; message: string }
   | { seq: number; kind: 'approval_requested'; toolUseId: string; name: string; input: unknown; deadline: number }
   | { seq: number; kind: 'approval_resolved'; toolUseId: string; name: string; approved: boolean; reason?: string }
-  | { seq: number; kind: 'answer'; text: string }
+  /** `truncated`: the text was cut to EVENT_ANSWER_CHARS; the whole answer is in the result. */
+  | { seq: number; kind: 'answer'; text: string; truncated?: boolean }
   | { seq: number; kind: 'awaiting_input' }
-  | { seq: number; kind: 'run_finished'; exitReason: ExitReason; finalText: string };
+  | { seq: number; kind: 'run_finished'; exitReason: ExitReason; finalText: string; truncated?: boolean };
 
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 export type RunEventInput = DistributiveOmit<RunEvent, 'seq'>;
 
 export interface EventsQueryInput {
-  /** Return events with `seq` greater than this. */
-  after: number;
+  /** Return events with `seq` greater than this (default 0: from the beginning). */
+  after?: number;
 }
 export interface EventsPage {
   events: RunEvent[];

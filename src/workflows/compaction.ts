@@ -1,4 +1,17 @@
-import type { Message, TextBlock, ToolResultBlock } from '../shared';
+import {
+  MAX_COMPACTION_RESULTS_BYTES,
+  MAX_COMPACTION_SUMMARY_BYTES,
+  MAX_CONVERSATION_BYTES,
+  cutBytes,
+  type Message,
+  type ModelResponse,
+  type RunEventInput,
+  type TextBlock,
+  type ToolResultBlock,
+} from '../shared';
+import type { Conversation } from './conversation';
+import { failureMessage, stopping, type ModelCalls } from './model-calls';
+import type { RunState } from './run-state';
 
 /** The instruction of the compaction call (sent with the conversation, never kept in it). */
 export const COMPACTION_INSTRUCTION =
@@ -11,14 +24,21 @@ export const COMPACTION_INSTRUCTION =
  * The conversation after compaction: one user turn with the original task, the summary, and the
  * latest tool results (as text, since the tool_use blocks they answered are summarized away).
  */
-export function compactedConversation(prompt: string, summary: string, messages: readonly Message[]): Message[] {
+export function compactedConversation(
+  prompt: string,
+  summary: string,
+  messages: readonly Message[],
+  bounds?: CompactionBounds,
+): Message[] {
+  const cut = (text: string, bytes: number | undefined) =>
+    bytes === undefined ? text : cutBytes(text, bytes, '\n[cut]');
   const blocks: TextBlock[] = [
     { type: 'text', text: prompt },
     {
       type: 'text',
       text:
         'Earlier work on this task was compacted to save context. Summary of the work so far:\n\n' +
-        `<summary>\n${summary.trim()}\n</summary>`,
+        `<summary>\n${cut(summary.trim(), bounds?.summaryBytes)}\n</summary>`,
     },
   ];
   const last = messages[messages.length - 1];
@@ -27,17 +47,81 @@ export function compactedConversation(prompt: string, summary: string, messages:
     if (results.length > 0) {
       blocks.push({
         type: 'text',
-        text:
+        text: cut(
           'Results of your most recent tool calls:\n\n' +
-          results
-            .map(
-              (r) =>
-                `<tool_result id="${r.tool_use_id}"${r.is_error ? ' error="true"' : ''}>\n${r.content}\n</tool_result>`,
-            )
-            .join('\n'),
+            results
+              .map(
+                (r) =>
+                  `<tool_result id="${r.tool_use_id}"${r.is_error ? ' error="true"' : ''}>\n${r.content}\n</tool_result>`,
+              )
+              .join('\n'),
+          bounds?.resultsBytes,
+        ),
       });
     }
   }
   blocks.push({ type: 'text', text: 'Continue the task from where you left off.' });
   return [{ role: 'user', content: blocks }];
 }
+
+/** Bounds for a compacted conversation, so it is far below the compaction threshold and never compacts again at once. */
+export interface CompactionBounds {
+  summaryBytes: number;
+  resultsBytes: number;
+}
+
+export interface CompactionContext {
+  conversation: Conversation;
+  state: RunState;
+  modelCalls: ModelCalls;
+  prompt: string;
+  /** Compact above this many bytes (the run's `compactAtBytes`, at most the hard cap). */
+  softCapBytes: number;
+  /** Bounded payloads (patched 'hardened-run'): the hard cap and the bounds above apply. */
+  hardened: boolean;
+  emit(event: RunEventInput): void;
+  account(response: ModelResponse): void;
+}
+
+/**
+ * Keeps the conversation within its bounds at an iteration boundary. Above the hard cap, older
+ * turns are dropped without a model call (a summary call would have to send them all); above the
+ * soft cap or when the context window fills, a model-written summary replaces them.
+ */
+export async function keepConversationSmall(ctx: CompactionContext): Promise<void> {
+  const { conversation, state } = ctx;
+  const bounds = ctx.hardened
+    ? { summaryBytes: MAX_COMPACTION_SUMMARY_BYTES, resultsBytes: MAX_COMPACTION_RESULTS_BYTES }
+    : undefined;
+  if (ctx.hardened && conversation.bytes > MAX_CONVERSATION_BYTES) {
+    const before = conversation.bytes;
+    conversation.replace(compactedConversation(ctx.prompt, DROPPED_SUMMARY, conversation.all, bounds));
+    ctx.emit({ kind: 'notice', message: `the conversation reached ${before} bytes; dropped older turns to fit` });
+  }
+  if (!state.needsCompaction && conversation.bytes <= ctx.softCapBytes) return;
+  state.needsCompaction = false;
+  try {
+    const { text, response } = await ctx.modelCalls.summary(COMPACTION_INSTRUCTION, 'compaction');
+    ctx.account(response);
+    const summary = text.trim();
+    if (!summary) throw new Error('the compaction summary was empty');
+    const before = conversation.length;
+    conversation.replace(compactedConversation(ctx.prompt, summary, conversation.all, bounds));
+    state.compactions += 1;
+    ctx.emit({
+      kind: 'notice',
+      message: `compacted ${before} messages into a summary (compaction ${state.compactions})`,
+    });
+  } catch (err) {
+    if (stopping(err)) throw err;
+    if (conversation.bytes > ctx.softCapBytes) {
+      // Too big to carry or resend: keep the task and the latest results, drop the older turns.
+      conversation.replace(compactedConversation(ctx.prompt, DROPPED_SUMMARY, conversation.all, bounds));
+      ctx.emit({ kind: 'notice', message: `compaction failed (${failureMessage(err)}); dropped older turns to fit` });
+    } else {
+      ctx.emit({ kind: 'notice', message: `compaction failed, continuing without it: ${failureMessage(err)}` });
+    }
+  }
+}
+
+const DROPPED_SUMMARY = 'Unavailable: earlier turns were dropped to fit.';

@@ -45,6 +45,11 @@ export class Conversation {
     return this.messages[this.messages.length - 1];
   }
 
+  /** True when the last message has not reached a worker yet, so it may still change. */
+  get canReplaceLast(): boolean {
+    return this.messages.length > this.syncedLength;
+  }
+
   /** Replaces the last message, which must not have reached a worker yet (a trailing user turn). */
   replaceLast(message: Message): void {
     if (this.messages.length === 0 || this.messages.length <= this.syncedLength) {

@@ -1,5 +1,5 @@
 import type { ModelResponse, ToolUseBlock } from '../shared';
-import { isToolUse, textOf } from '../shared';
+import { isToolUse, rawTextOf } from '../shared';
 
 /**
  * What one model turn asks the loop to do next. Every stop reason maps to exactly one outcome,
@@ -7,7 +7,7 @@ import { isToolUse, textOf } from '../shared';
  */
 export type TurnOutcome =
   /** The model wants tools run; their results go back in one user message. */
-  | { kind: 'tools'; toolUses: ToolUseBlock[] }
+  | { kind: 'tools'; toolUses: ToolUseBlock[]; unexpectedStop?: string }
   /** The model gave its final answer. */
   | { kind: 'final'; text: string }
   /** The model refused; tool calls from this turn are never executed. */
@@ -16,15 +16,20 @@ export type TurnOutcome =
    * The answer was cut at `max_tokens`. Tool calls in a truncated turn may be incomplete, so they
    * are answered with errors instead of being run; a text-only turn is asked to continue.
    */
-  | { kind: 'truncated'; toolUses: ToolUseBlock[] }
+  | { kind: 'truncated'; toolUses: ToolUseBlock[]; text: string }
   /** A long server-side turn was paused; sending the assistant turn back lets the model resume it. */
   | { kind: 'paused' }
   /** The conversation no longer fits the model's context window. */
   | { kind: 'context_exceeded'; text: string };
 
-export function classifyTurn(response: ModelResponse): TurnOutcome {
+/**
+ * `explicitUnknown`: a stop reason the loop does not know runs the turn's tool calls (runs
+ * recorded before that treated it as the final answer and dropped them).
+ */
+export function classifyTurn(response: ModelResponse, explicitUnknown = true): TurnOutcome {
   const toolUses = response.content.filter(isToolUse);
-  const text = textOf(response.content);
+  // Untrimmed: an answer cut at max_tokens and its continuation join exactly where the cut was.
+  const text = rawTextOf(response.content);
   switch (response.stopReason) {
     case 'tool_use':
       // A tool_use stop without tool_use blocks has nothing to run: treat it as an answer.
@@ -34,16 +39,18 @@ export function classifyTurn(response: ModelResponse): TurnOutcome {
     case null:
       return { kind: 'final', text };
     case 'refusal':
-      return { kind: 'refused', text };
+      return { kind: 'refused', text: text.trim() };
     case 'max_tokens':
-      return { kind: 'truncated', toolUses };
+      return { kind: 'truncated', toolUses, text };
     case 'pause_turn':
       return { kind: 'paused' };
     case 'model_context_window_exceeded':
-      return { kind: 'context_exceeded', text };
+      return { kind: 'context_exceeded', text: text.trim() };
     default: {
       const unexpected: never = response.stopReason;
-      return { kind: 'final', text: `${text}`.trim() || `(stopped: ${String(unexpected)})` };
+      if (explicitUnknown && toolUses.length > 0)
+        return { kind: 'tools', toolUses, unexpectedStop: String(unexpected) };
+      return { kind: 'final', text: text.trim() || `(stopped: ${String(unexpected)})` };
     }
   }
 }

@@ -17,6 +17,7 @@ import {
   type FakeBehaviour,
 } from '../support/fake-anthropic';
 import { requestsPerTurn, startAgentRun } from '../support/fault-helpers';
+import { runResult } from '../support/run-helpers';
 import { connectTestEnv, tempWorkspace, testBundlePath, uniqueQueue, type TestEnv } from '../support/temporal';
 
 /** A stalled response is abandoned after this long without bytes (production default: 90 s). */
@@ -163,7 +164,7 @@ const permanent: Permanent[] = [
 
 test.each(permanent)('%s: the run fails at once with the cause, no retry', async (_name, fault, type, cause) => {
   fake.enqueue(fault);
-  const result = await (await run()).result();
+  const result = await runResult(await run());
 
   expect(result.exitReason).toBe('failed');
   expect(result.error?.type).toBe(type);
@@ -174,7 +175,7 @@ test.each(permanent)('%s: the run fails at once with the cause, no retry', async
 test('a provider that keeps failing ends the run failed after the bounded number of attempts', async () => {
   const attempts = 3;
   fake.enqueue(...Array.from({ length: attempts }, () => apiError(503, 'api_error', 'Service unavailable')));
-  const result = await (await run({ timeouts: { modelMaxAttempts: attempts } })).result();
+  const result = await runResult(await run({ timeouts: { modelMaxAttempts: attempts } }));
 
   expect(result.exitReason).toBe('failed');
   expect(result.error).toMatchObject({ type: ErrorTypes.ServerError });

@@ -1,5 +1,5 @@
 import type { Message, ToolResultBlock } from '../../src/shared';
-import { stateQuery, type AgentRunState } from '../../src/shared';
+import { runResultOfFailure, stateQuery, type AgentRunResult, type AgentRunState } from '../../src/shared';
 
 /** Anything that answers the `state` query: a workflow handle. */
 interface Queryable {
@@ -48,5 +48,19 @@ export async function eventually<T>(fn: () => Promise<T>, check: (value: T) => v
       if (Date.now() > deadline) throw e;
     }
     await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * The AgentRunResult of a finished run, whatever its exit reason: completed runs return it, runs
+ * that ended `failed` fail the workflow with `DurableAgent.RunFailed` and carry it in the details.
+ */
+export async function runResult(handle: { result(): Promise<AgentRunResult> }): Promise<AgentRunResult> {
+  try {
+    return await handle.result();
+  } catch (err) {
+    const result = runResultOfFailure(err);
+    if (result) return result;
+    throw err;
   }
 }

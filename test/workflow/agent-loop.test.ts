@@ -15,7 +15,7 @@ import {
 } from '../../src/shared';
 import { createDefaultRegistry } from '../../src/tools';
 import type { agentWorkflow } from '../../src/workflows';
-import { toolResults, waitForState } from '../support/run-helpers';
+import { runResult, toolResults, waitForState } from '../support/run-helpers';
 import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
 
 let env: TestEnv;
@@ -424,7 +424,12 @@ test('a model failure that exhausts retries ends the run failed with the cause',
       }),
     ),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  const { result, description } = await withWorker(env, { model }, async (tq) => {
+    const handle = await start(tq, {});
+    return { result: await runResult(handle), description: await handle.describe() };
+  });
+  // Failed in Temporal too, with the AgentRunResult in the failure's details.
+  expect(description.status.name).toBe('FAILED');
   expect(result.exitReason).toBe('failed');
   expect(result.error).toEqual({ type: 'ModelError.Authentication', message: 'invalid x-api-key' });
   expect(model.requests).toHaveLength(1);

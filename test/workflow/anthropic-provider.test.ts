@@ -3,6 +3,7 @@ import { WORKFLOW_TYPE } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
 import { apiError, message, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { runResult } from '../support/run-helpers';
 
 // The real @anthropic-ai/sdk, driven by a real workflow and worker, against a local fake Messages API.
 let env: TestEnv;
@@ -31,7 +32,7 @@ async function run(prompt: string) {
       workflowId: `anthropic-${Date.now()}-${++counter}`,
       args: [{ prompt, model: 'claude-sonnet-5-5', workspace }],
     });
-    return handle.result();
+    return runResult(handle);
   });
 }
 

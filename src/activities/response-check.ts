@@ -1,0 +1,50 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { ErrorTypes, MAX_MODEL_RESPONSE_BYTES, jsonBytes, type ModelResponse } from '../shared';
+
+const USAGE_FIELDS = ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens'] as const;
+
+/**
+ * A provider's answer is data from outside: before the run records it, its shape and numbers are
+ * checked. Usage must be non-negative whole numbers (else cost and `maxBudgetUsd` would silently
+ * stop working): anything else is a malformed response, retried a bounded number of times. An
+ * answer larger than a run can record fails once, non-retryably, saying so (asking again would get
+ * the same answer, and recording it would exceed Temporal's payload limit).
+ */
+export function checkModelResponse(response: ModelResponse): ModelResponse {
+  const problems: string[] = [];
+  if (!Array.isArray(response.content)) problems.push('content is not an array of blocks');
+  else if (
+    response.content.some(
+      (b) => typeof b !== 'object' || b === null || typeof (b as { type?: unknown }).type !== 'string',
+    )
+  ) {
+    problems.push('a content block has no string type');
+  }
+  if (response.stopReason !== null && typeof response.stopReason !== 'string')
+    problems.push('stop_reason is not a string');
+  const usage = response.usage as unknown as Record<string, unknown> | undefined;
+  if (typeof usage !== 'object' || usage === null) problems.push('usage is missing');
+  else {
+    for (const field of USAGE_FIELDS) {
+      const value = usage[field];
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+        problems.push(`usage.${field} is ${JSON.stringify(value) ?? 'undefined'}, not a non-negative whole number`);
+      }
+    }
+  }
+  if (problems.length) {
+    throw ApplicationFailure.retryable(
+      `malformed model response: ${problems.join('; ')}`,
+      ErrorTypes.MalformedResponse,
+    );
+  }
+  const bytes = jsonBytes(response);
+  if (bytes > MAX_MODEL_RESPONSE_BYTES) {
+    throw ApplicationFailure.nonRetryable(
+      `the model's answer is ${bytes} bytes, more than the ${MAX_MODEL_RESPONSE_BYTES} bytes a run can record; ` +
+        'lower maxTokens or ask for shorter answers',
+      ErrorTypes.ResponseTooLarge,
+    );
+  }
+  return response;
+}

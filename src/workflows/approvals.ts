@@ -1,0 +1,122 @@
+import { condition } from '@temporalio/workflow';
+import {
+  INPUT_PREVIEW_CHARS,
+  previewInput,
+  type ApprovalResult,
+  type PendingApproval,
+  type ToolUseBlock,
+} from '../shared';
+
+export interface Decision {
+  approved: boolean;
+  reason?: string;
+}
+
+interface Waiting {
+  approval: PendingApproval;
+  decision?: Decision;
+}
+
+const MAX_TOOL_USE_ID_CHARS = 256;
+const MAX_REASON_CHARS = 2_000;
+const ACCEPTED = '{"toolUseId": string, "reason"?: string}';
+
+/**
+ * Tool calls waiting for an operator. A decision belongs to the one waiting call it was given
+ * for: it is stored on that call's entry, never under the id alone, so a later call that reuses an
+ * id (a confused or hostile model) waits for its own decision.
+ */
+export class Approvals {
+  private readonly waiting = new Map<string, Waiting>();
+  /** Runs recorded before per-call decisions kept every decision by id; they replay with it. */
+  private readonly legacyDecisions = new Map<string, Decision>();
+
+  constructor(private readonly perCall: boolean) {}
+
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  list(): PendingApproval[] {
+    return [...this.waiting.values()].map((w) => w.approval);
+  }
+
+  /** Waits for a decision on this call, or denies it when the timeout passes. */
+  async ask(
+    toolUse: ToolUseBlock,
+    timeoutMs: number,
+    onChange: (approval: PendingApproval) => void,
+  ): Promise<Decision> {
+    const approval: PendingApproval = {
+      toolUseId: toolUse.id,
+      name: toolUse.name,
+      input: previewInput(toolUse.input, INPUT_PREVIEW_CHARS),
+      deadline: Date.now() + timeoutMs,
+    };
+    const entry: Waiting = { approval };
+    this.waiting.set(toolUse.id, entry);
+    onChange(approval);
+    try {
+      if (this.perCall) {
+        await condition(() => entry.decision !== undefined, timeoutMs);
+      } else {
+        await condition(() => this.legacyDecisions.has(toolUse.id), timeoutMs);
+        entry.decision = this.legacyDecisions.get(toolUse.id);
+      }
+    } finally {
+      if (this.waiting.get(toolUse.id) === entry) this.waiting.delete(toolUse.id);
+    }
+    return entry.decision ?? { approved: false, reason: `no decision within ${timeoutMs / 1000} s` };
+  }
+
+  /** The update validator: says exactly what is accepted and which calls are waiting. */
+  validate(raw: unknown): void {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      throw new Error(`expected an object ${ACCEPTED}, got ${describe(raw)}`);
+    }
+    const update = raw as Record<string, unknown>;
+    const unknownKeys = Object.keys(update).filter((k) => k !== 'toolUseId' && k !== 'reason');
+    if (unknownKeys.length) {
+      throw new Error(
+        `unknown field(s) ${unknownKeys
+          .slice(0, 5)
+          .map((k) => `'${k.slice(0, 50)}'`)
+          .join(', ')}; accepted: ${ACCEPTED}`,
+      );
+    }
+    if (typeof update.toolUseId !== 'string' || !update.toolUseId || update.toolUseId.length > MAX_TOOL_USE_ID_CHARS) {
+      throw new Error(
+        `toolUseId must be a non-empty string of at most ${MAX_TOOL_USE_ID_CHARS} characters; accepted: ${ACCEPTED}`,
+      );
+    }
+    if (update.reason !== undefined && (typeof update.reason !== 'string' || update.reason.length > MAX_REASON_CHARS)) {
+      throw new Error(`reason must be a string of at most ${MAX_REASON_CHARS} characters`);
+    }
+    const entry = this.waiting.get(update.toolUseId);
+    if (!entry || entry.decision || this.legacyDecisions.has(update.toolUseId)) {
+      const open = [...this.waiting.values()].filter((w) => !w.decision).map((w) => w.approval.toolUseId);
+      throw new Error(
+        `no tool call '${update.toolUseId.slice(0, 100)}' is waiting for approval; waiting: ${open.length ? open.join(', ') : '(none)'}`,
+      );
+    }
+  }
+
+  /** The update handler, after `validate` accepted the input. */
+  decide(raw: unknown, approved: boolean): ApprovalResult {
+    const { toolUseId, reason } = raw as { toolUseId: string; reason?: string };
+    const decision: Decision = reason !== undefined ? { approved, reason } : { approved };
+    const entry = this.waiting.get(toolUseId);
+    if (this.perCall) {
+      if (entry) entry.decision = decision;
+    } else {
+      this.legacyDecisions.set(toolUseId, decision);
+    }
+    return { toolUseId, name: entry?.approval.name ?? '', approved };
+  }
+}
+
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}

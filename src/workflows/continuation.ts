@@ -1,0 +1,56 @@
+import { workflowInfo } from '@temporalio/workflow';
+import {
+  CARRIED_LAST_TEXT_BYTES,
+  CARRIED_TEXT_PREFIX_BYTES,
+  cutBytes,
+  type AgentRunInput,
+  type RunContinuation,
+} from '../shared';
+import type { Conversation } from './conversation';
+import type { EventLog } from './events';
+import type { Inbox } from './inbox';
+import type { RunState } from './run-state';
+
+/** The run continues as new when Temporal suggests it or when the run's own limits say so. */
+export function shouldContinueAsNew(limits: AgentRunInput['continueAsNewAfter']): boolean {
+  const now = workflowInfo();
+  return (
+    now.continueAsNewSuggested ||
+    (limits?.events !== undefined && now.historyLength >= limits.events) ||
+    (limits?.bytes !== undefined && now.historySize >= limits.bytes)
+  );
+}
+
+/**
+ * What the next execution needs to go on. Every part is bounded (the conversation by its hard cap,
+ * events by count and bytes, pending messages by their limit), so the continue-as-new input stays
+ * under Temporal's payload limit: see the sum in constants.ts.
+ */
+export function carriedState(parts: {
+  conversation: Conversation;
+  state: RunState;
+  events: EventLog;
+  inbox: Inbox;
+  workerQueue: string | undefined;
+  hardened: boolean;
+}): RunContinuation {
+  const { state } = parts;
+  return {
+    conversation: parts.conversation.snapshot(),
+    iteration: state.iteration,
+    usage: state.usage,
+    costUsd: state.costUsd,
+    ...(state.lastStopReason !== undefined ? { lastStopReason: state.lastStopReason } : {}),
+    lastAssistantText: parts.hardened
+      ? cutBytes(state.lastAssistantText, CARRIED_LAST_TEXT_BYTES)
+      : state.lastAssistantText,
+    ...(parts.hardened ? parts.events.carried() : parts.events.carriedLegacy()),
+    continuations: state.continuations,
+    compactions: state.compactions,
+    needsCompaction: state.needsCompaction,
+    pendingMessages: parts.inbox.list(),
+    awaitingInput: false,
+    ...(parts.workerQueue ? { workerQueue: parts.workerQueue } : {}),
+    ...(state.textPrefix ? { textPrefix: cutBytes(state.textPrefix, CARRIED_TEXT_PREFIX_BYTES) } : {}),
+  };
+}

@@ -1,0 +1,135 @@
+import {
+  EVENT_ANSWER_CHARS,
+  EVENT_TEXT_CHARS,
+  EVENTS_CARRIED_OVER,
+  INPUT_PREVIEW_CHARS,
+  MAX_CARRIED_EVENTS_BYTES,
+  MAX_EVENTS_PAGE_BYTES,
+  MAX_RETAINED_EVENTS,
+  cutChars,
+  jsonBytes,
+  previewInput,
+  type EventsPage,
+  type RunEvent,
+  type RunEventInput,
+} from '../shared';
+
+/** Events per `events` query page at most (pages are bounded in bytes too). */
+export const EVENTS_PER_PAGE = 200;
+
+/**
+ * The run's progress events for live followers (`events` query). Every event is bounded when it
+ * is recorded (texts cut, tool arguments previewed), pages are bounded in count and in bytes, and
+ * the log keeps the newest MAX_RETAINED_EVENTS: whatever the model or the users send, a page
+ * stays far below Temporal's query-result limit.
+ */
+export class EventLog {
+  private readonly events: RunEvent[];
+  private readonly sizes: number[];
+  private seq: number;
+  private dropped: boolean;
+
+  constructor(
+    carried: { events: RunEvent[]; eventSeq: number } | undefined,
+    private readonly onChange: () => void,
+  ) {
+    this.events = carried?.events.map(bounded) ?? [];
+    this.sizes = this.events.map(jsonBytes);
+    this.seq = carried?.eventSeq ?? 0;
+    this.dropped = carried !== undefined && (this.events[0]?.seq ?? 1) > 1;
+  }
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  emit(event: RunEventInput): void {
+    const recorded = bounded({ ...event, seq: ++this.seq } as RunEvent);
+    this.events.push(recorded);
+    this.sizes.push(jsonBytes(recorded));
+    if (this.events.length > MAX_RETAINED_EVENTS) {
+      const excess = this.events.length - MAX_RETAINED_EVENTS;
+      this.events.splice(0, excess);
+      this.sizes.splice(0, excess);
+      this.dropped = true;
+    }
+    this.onChange();
+  }
+
+  /** Events after a cursor. Any argument is accepted: `{after: n}`, a number, or nothing (from the start). */
+  page(arg: unknown): EventsPage {
+    const after = cursorOf(arg);
+    const page: RunEvent[] = [];
+    let bytes = 0;
+    for (let i = 0; i < this.events.length && page.length < EVENTS_PER_PAGE; i++) {
+      const event = this.events[i]!;
+      if (event.seq <= after) continue;
+      const size = this.sizes[i] ?? 0;
+      if (page.length > 0 && bytes + size > MAX_EVENTS_PAGE_BYTES) break;
+      page.push(event);
+      bytes += size;
+    }
+    return {
+      events: page,
+      cursor: page.length ? page[page.length - 1]!.seq : this.seq,
+      truncated: this.dropped && (this.events[0]?.seq ?? 0) > after + 1,
+    };
+  }
+
+  /** The newest events, bounded in count and bytes, for the next execution after continue-as-new. */
+  carried(): { events: RunEvent[]; eventSeq: number } {
+    const kept: RunEvent[] = [];
+    let bytes = 0;
+    for (let i = this.events.length - 1; i >= 0 && kept.length < EVENTS_CARRIED_OVER; i--) {
+      bytes += this.sizes[i] ?? 0;
+      if (bytes > MAX_CARRIED_EVENTS_BYTES) break;
+      kept.unshift(this.events[i]!);
+    }
+    return { events: kept, eventSeq: this.seq };
+  }
+
+  /** Events carried over by runs recorded before bounded payloads: the newest 200, whatever their size. */
+  carriedLegacy(): { events: RunEvent[]; eventSeq: number } {
+    return { events: this.events.slice(-EVENTS_CARRIED_OVER), eventSeq: this.seq };
+  }
+}
+
+function cursorOf(arg: unknown): number {
+  const raw = typeof arg === 'object' && arg !== null ? (arg as { after?: unknown }).after : arg;
+  return typeof raw === 'number' && Number.isFinite(raw) ? raw : 0;
+}
+
+/** An event with every text and argument cut to its bound. */
+function bounded(event: RunEvent): RunEvent {
+  // Defensive about shape: carried events come from an earlier execution's state.
+  const text = (s: unknown) => (typeof s === 'string' ? cutChars(s, EVENT_TEXT_CHARS) : '');
+  switch (event.kind) {
+    case 'run_started':
+      return { ...event, prompt: text(event.prompt) };
+    case 'model_call_finished':
+      return { ...event, text: text(event.text) };
+    case 'model_call_failed':
+      return { ...event, error: text(event.error) };
+    case 'tool_call_started':
+    case 'approval_requested':
+      return { ...event, input: previewInput(event.input, INPUT_PREVIEW_CHARS) };
+    case 'tool_call_finished':
+      return { ...event, preview: text(event.preview) };
+    case 'notice':
+      return { ...event, message: text(event.message) };
+    case 'user_message':
+      return { ...event, message: text(event.message) };
+    case 'approval_resolved':
+      return event.reason === undefined ? event : { ...event, reason: text(event.reason) };
+    case 'answer':
+      return typeof event.text === 'string' && event.text.length > EVENT_ANSWER_CHARS
+        ? { ...event, text: cutChars(event.text, EVENT_ANSWER_CHARS), truncated: true }
+        : event;
+    case 'run_finished':
+      return typeof event.finalText === 'string' && event.finalText.length > EVENT_ANSWER_CHARS
+        ? { ...event, finalText: cutChars(event.finalText, EVENT_ANSWER_CHARS), truncated: true }
+        : event;
+    default:
+      return event;
+  }
+}

@@ -1,0 +1,156 @@
+import { setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
+import {
+  approveToolUpdate,
+  cutChars,
+  denyToolUpdate,
+  endSessionUpdate,
+  eventsQuery,
+  interruptSignal,
+  sendMessageUpdate,
+  stateQuery,
+  type AgentRunState,
+  type RunEventInput,
+} from '../shared';
+import { describe, type Approvals } from './approvals';
+import type { EventLog } from './events';
+import type { Inbox } from './inbox';
+import type { RunState } from './run-state';
+
+const MAX_INTERRUPT_REASON_CHARS = 1_000;
+
+export interface HandlerContext {
+  state: RunState;
+  events: EventLog;
+  inbox: Inbox;
+  approvals: Approvals;
+  session: boolean;
+  maxIterations: number;
+  maxBudgetUsd?: number;
+  model: string;
+  emit(event: RunEventInput): void;
+  /** Stops the loop: cancels the in-flight model and tool calls. */
+  cancelLoop(): void;
+  /** Status changed outside the loop (a message arrived, a decision): write it where operators look. */
+  statusChanged(): void;
+}
+
+/**
+ * Every signal, query and update of the run. Outside clients (the `temporal` CLI, any SDK, the Web
+ * UI) may send any JSON value, so nothing here trusts its argument: updates reject bad input in
+ * their validator with a message saying what is accepted, signals that make no sense are ignored
+ * with a notice event, queries fall back to defaults. No input can fail a workflow task.
+ */
+export function registerHandlers(ctx: HandlerContext): void {
+  const { state, events, inbox, approvals } = ctx;
+
+  setHandler(
+    stateQuery,
+    (): AgentRunState => ({
+      status: state.status,
+      iteration: state.iteration,
+      maxIterations: ctx.maxIterations,
+      usage: state.usage,
+      costUsd: state.costUsd,
+      ...(ctx.maxBudgetUsd !== undefined ? { maxBudgetUsd: ctx.maxBudgetUsd } : {}),
+      ...(state.lastStopReason !== undefined ? { lastStopReason: state.lastStopReason } : {}),
+      activeTools: [...state.activeTools.values()],
+      model: ctx.model,
+      pendingApprovals: approvals.list(),
+      pendingMessages: inbox.count,
+      session: ctx.session,
+    }),
+    { description: 'The run now: status, iteration, usage, cost, running tools, pending approvals. No argument.' },
+  );
+
+  setHandler(eventsQuery, (arg?: unknown) => events.page(arg), {
+    description:
+      'Progress events after a cursor: {"after"?: number} (default 0, from the start). Returns {events, cursor, ' +
+      'truncated}; pass `cursor` back as `after`. Pages are bounded in count and bytes.',
+  });
+
+  setHandler(
+    interruptSignal,
+    (arg?: unknown) => {
+      const reason = reasonOf(arg);
+      if (reason === undefined) {
+        ctx.emit({
+          kind: 'notice',
+          message: `interrupt ignored: expected nothing, null or {"reason"?: string}, got ${describe(arg)}`,
+        });
+        return;
+      }
+      if (state.interrupt || state.finalStatus) return;
+      state.interrupt = reason ? { reason } : {};
+      ctx.emit({ kind: 'notice', message: `interrupt requested${reason ? `: ${reason}` : ''}` });
+      ctx.cancelLoop();
+    },
+    { description: 'Stops the run and returns what it has: {"reason"?: string}, or no argument.' },
+  );
+
+  setDefaultSignalHandler((name) => {
+    ctx.emit({ kind: 'notice', message: `ignored unknown signal '${cutChars(String(name), 100)}'` });
+  });
+
+  setHandler(
+    sendMessageUpdate,
+    (arg: unknown) => {
+      const message = inbox.accept(arg);
+      ctx.emit({ kind: 'user_message', message });
+      ctx.statusChanged();
+      return { pendingMessages: inbox.count, iteration: state.iteration };
+    },
+    {
+      validator: (arg: unknown) => inbox.validate(arg, state.finalStatus),
+      description:
+        'Adds a user message {"message": string}; the run takes it at its next iteration boundary (a waiting ' +
+        'session at once). Returns {pendingMessages, iteration}.',
+    },
+  );
+
+  setHandler(approveToolUpdate, (arg: unknown) => approvals.decide(arg, true), {
+    validator: (arg: unknown) => approvals.validate(arg),
+    description: 'Lets a tool call that waits for approval run: {"toolUseId": string}.',
+  });
+  setHandler(denyToolUpdate, (arg: unknown) => approvals.decide(arg, false), {
+    validator: (arg: unknown) => approvals.validate(arg),
+    description: 'Refuses a tool call that waits for approval: {"toolUseId": string, "reason"?: string}.',
+  });
+
+  setHandler(
+    endSessionUpdate,
+    () => {
+      state.endRequested = true;
+      return { status: 'completed' as const };
+    },
+    {
+      validator: (arg: unknown) => {
+        if (
+          arg !== undefined &&
+          arg !== null &&
+          (typeof arg !== 'object' || Array.isArray(arg) || Object.keys(arg).length)
+        ) {
+          throw new Error(`expected {} or no argument, got ${describe(arg)}`);
+        }
+        if (state.finalStatus) throw new Error(`the run has already ended ('${state.finalStatus}')`);
+        if (!ctx.session) throw new Error('this run is not a session; use interrupt to stop it');
+        if (!state.awaitingInput || inbox.count > 0) {
+          throw new Error('the session is working on a message; end it once it waits for input, or interrupt it');
+        }
+      },
+      description: 'Ends a session that waits for input; the run completes with its last answer. No argument ({}).',
+    },
+  );
+}
+
+/**
+ * The reason of an interrupt: '' for none, undefined when the argument makes no sense. Stopping
+ * is always safe, so anything that reads as a request to stop is one: nothing, null, an object
+ * (its `reason` taken when it is a string) or a bare string as the reason.
+ */
+function reasonOf(arg: unknown): string | undefined {
+  if (arg === undefined || arg === null) return '';
+  if (typeof arg === 'string') return cutChars(arg, MAX_INTERRUPT_REASON_CHARS);
+  if (typeof arg !== 'object' || Array.isArray(arg)) return undefined;
+  const reason = (arg as { reason?: unknown }).reason;
+  return typeof reason === 'string' ? cutChars(reason, MAX_INTERRUPT_REASON_CHARS) : '';
+}

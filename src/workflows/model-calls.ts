@@ -1,0 +1,165 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  type ActivityInterfaceFor,
+  type ActivityOptions,
+  log,
+  TimeoutFailure,
+} from '@temporalio/workflow';
+import { TimeoutType } from '@temporalio/common';
+import type { Activities } from '../activities';
+import {
+  CACHE_MISS_ERROR_TYPE,
+  STICKY_SCHEDULE_TO_START_TIMEOUT,
+  modelCallSummary,
+  type CallModelOutput,
+  type ConversationDelta,
+  type RunEventInput,
+} from '../shared';
+import type { Conversation } from './conversation';
+
+type Options = ActivityOptions | Record<string, never>;
+
+export interface ModelCallSettings {
+  model: string;
+  system?: string;
+  toolNames?: string[];
+  extraToolNames?: string[];
+  maxTokens: number;
+  /** Route calls to the worker that holds the conversation (patched 'sticky-activities'). */
+  sticky: boolean;
+}
+
+/**
+ * Model calls with the conversation as a delta against the worker's cache (DESIGN.md §5), routed
+ * to the worker that holds it when there is one. A worker without the prefix (another worker, a
+ * restart, an eviction) fails fast with a cache miss; the conversation then goes once in full.
+ */
+export class ModelCalls {
+  /** The task queue of the worker holding the conversation, if any. */
+  workerQueue: string | undefined;
+
+  constructor(
+    private readonly activities: ActivityInterfaceFor<Pick<Activities, 'callModel' | 'summarizeRun'>>,
+    private readonly conversation: Conversation,
+    private readonly settings: ModelCallSettings,
+    private readonly emit: (event: RunEventInput) => void,
+    workerQueue: string | undefined,
+  ) {
+    this.workerQueue = workerQueue;
+  }
+
+  /** One iteration's model call. */
+  async call(iteration: number): Promise<CallModelOutput> {
+    const s = this.settings;
+    const response = await this.withConversation((conversation, options) =>
+      this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
+        {
+          model: s.model,
+          system: s.system,
+          conversation,
+          toolNames: s.toolNames,
+          extraToolNames: s.extraToolNames,
+          maxTokens: s.maxTokens,
+          toolChoice: { type: 'auto' },
+        },
+      ]),
+    );
+    if (s.sticky && response.workerQueue) this.workerQueue = response.workerQueue;
+    return response;
+  }
+
+  /** A closing call (summary, compaction) with an instruction; the conversation is unchanged. */
+  async summary(instruction: string, label: string): Promise<Awaited<ReturnType<Activities['summarizeRun']>>> {
+    const s = this.settings;
+    return this.withConversation((conversation, options) =>
+      this.activities.summarizeRun.executeWithOptions({ summary: `${label} · ${s.model}`, ...options }, [
+        {
+          model: s.model,
+          system: s.system,
+          conversation,
+          toolNames: s.toolNames,
+          extraToolNames: s.extraToolNames,
+          maxTokens: s.maxTokens,
+          instruction,
+        },
+      ]),
+    );
+  }
+
+  /**
+   * Runs an activity on the worker that holds the conversation when there is one. If that worker
+   * does not take it in time (gone, saturated), the run forgets it and `fallback` decides what to
+   * do on the shared queue; the failure says whether a worker ever started the call.
+   */
+  async onWorker<T>(
+    call: (options: Options) => Promise<T>,
+    fallback: (startedBy: string | undefined) => Promise<T>,
+  ): Promise<T> {
+    const queue = this.settings.sticky ? this.workerQueue : undefined;
+    if (!queue) return call({});
+    try {
+      return await call({ taskQueue: queue, scheduleToStartTimeout: STICKY_SCHEDULE_TO_START_TIMEOUT });
+    } catch (err) {
+      if (!isScheduleToStartTimeout(err)) throw err;
+      if (this.workerQueue === queue) this.workerQueue = undefined;
+      this.emit({ kind: 'notice', message: `worker queue ${queue} did not take the call; using the shared queue` });
+      return fallback(err instanceof ActivityFailure ? err.identity || undefined : undefined);
+    }
+  }
+
+  private async withConversation<T>(
+    call: (conversation: ConversationDelta, options: Options) => Promise<T>,
+  ): Promise<T> {
+    // A call that falls back from a gone worker lands on one without the conversation: send it whole.
+    const attempt = (full: boolean) =>
+      this.onWorker(
+        (options) => call(this.conversation.delta(full), options),
+        () => call(this.conversation.delta(true), {}),
+      );
+    if (!this.conversation.hasSyncedPrefix) return attempt(true);
+    try {
+      return await attempt(false);
+    } catch (err) {
+      if (failureType(err) !== CACHE_MISS_ERROR_TYPE) throw err;
+      log.info('conversation cache miss; resending the whole conversation', { error: failureMessage(err) });
+      return attempt(true);
+    }
+  }
+}
+
+function isScheduleToStartTimeout(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof TimeoutFailure &&
+    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
+  );
+}
+
+/**
+ * True when the run is being stopped (interrupt, cancel): the error is how a cancelled call ended,
+ * whether it reports a cancellation or a failure it hit while aborting, and must not be handled as a failure.
+ */
+export function stopping(err: unknown): boolean {
+  return isCancellation(err) || CancellationScope.current().consideredCancelled;
+}
+
+/** The innermost cause: an ActivityFailure wraps the ApplicationFailure that says what happened. */
+function innermost(err: unknown): unknown {
+  let current: unknown = err;
+  while (current instanceof ActivityFailure && current.cause) current = current.cause;
+  return current;
+}
+
+export function failureMessage(err: unknown): string {
+  const cause = innermost(err);
+  return cause instanceof Error ? cause.message || cause.name : String(cause);
+}
+
+export function failureType(err: unknown): string {
+  const cause = innermost(err);
+  if (cause instanceof ApplicationFailure && cause.type) return cause.type;
+  return cause instanceof Error ? cause.name : 'Error';
+}

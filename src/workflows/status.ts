@@ -1,0 +1,108 @@
+import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import {
+  SEARCH_ATTRIBUTE_MIN_INTERVAL_MS,
+  costSearchAttribute,
+  iterationsSearchAttribute,
+  modelSearchAttribute,
+  statusSearchAttribute,
+  type PendingApproval,
+  type RunStatus,
+} from '../shared';
+import type { RunState } from './run-state';
+
+/** The status value an execution is left with when it continues as new (the next execution says `running`). */
+export const CONTINUED_STATUS = 'continued';
+
+export interface StatusFlags {
+  /** Search attributes are written at all (runs recorded before them replay without). */
+  indexed: boolean;
+  /** Within one status, at most once per SEARCH_ATTRIBUTE_MIN_INTERVAL_MS. */
+  throttled: boolean;
+}
+
+/**
+ * What operators see without asking the run: the search attributes (list and filter runs) and the
+ * Current Details line in the Web UI.
+ */
+export class StatusBoard {
+  private lastIndexed: { status: string; at: number } | undefined;
+
+  constructor(
+    private readonly state: RunState,
+    private readonly view: {
+      model: string;
+      maxIterations: number;
+      maxBudgetUsd?: number;
+      pendingApprovals: () => PendingApproval[];
+      /** A warning that belongs on top, e.g. that bash runs unsandboxed. */
+      warning?: () => string | undefined;
+    },
+    private readonly flags: StatusFlags,
+  ) {}
+
+  /**
+   * Brings the search attributes up to date. A status change always writes; otherwise at most once
+   * per SEARCH_ATTRIBUTE_MIN_INTERVAL_MS, so a fast loop does not pay a history event and a
+   * visibility write per iteration (its iteration count then lags by at most one iteration).
+   */
+  index(status: RunStatus | typeof CONTINUED_STATUS = this.state.status): void {
+    if (!this.flags.indexed) return;
+    const now = Date.now();
+    const last = this.lastIndexed;
+    if (this.flags.throttled && last?.status === status && now - last.at < SEARCH_ATTRIBUTE_MIN_INTERVAL_MS) return;
+    this.lastIndexed = { status, at: now };
+    const pairs: SearchAttributeUpdatePair[] = [
+      { key: statusSearchAttribute, value: status },
+      { key: iterationsSearchAttribute, value: this.state.iteration },
+      { key: modelSearchAttribute, value: this.view.model },
+      // An unknown cost removes the attribute: a stale number would read as a price.
+      { key: costSearchAttribute, value: this.state.costUsd },
+    ];
+    upsertSearchAttributes(pairs);
+  }
+
+  /** The live Current Details in the Web UI: not a command, so it costs no history and needs no patch. */
+  showDetails(): void {
+    setCurrentDetails(renderDetails(this.state, this.view));
+  }
+}
+
+/**
+ * Markdown for the Web UI. What needs a person comes first (pending approvals, warnings), since the
+ * UI may clip the end. No `$`: the UI's markdown renders `$…$` as math. Names from the model are
+ * reduced to safe characters so they cannot inject markdown or HTML.
+ */
+export function renderDetails(
+  state: RunState,
+  view: {
+    model: string;
+    maxIterations: number;
+    maxBudgetUsd?: number;
+    pendingApprovals: () => PendingApproval[];
+    warning?: () => string | undefined;
+  },
+): string {
+  const usage = state.usage;
+  const tokens = usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
+  const cost = state.costUsd === null ? 'unknown' : `${state.costUsd.toFixed(4)} USD`;
+  const approvals = view.pendingApprovals();
+  const warning = view.warning?.();
+  const lines = [
+    ...(approvals.length
+      ? [`**awaiting approval:** ${approvals.map((a) => `${safeName(a.name)} (${safeName(a.toolUseId)})`).join(', ')}`]
+      : []),
+    ...(warning ? [`**warning:** ${warning}`] : []),
+    `**${state.status}** · iteration ${state.iteration} / ${view.maxIterations} · model ${safeName(view.model)}`,
+    `tokens ${tokens} in / ${usage.outputTokens} out · cost ${cost}` +
+      (view.maxBudgetUsd !== undefined ? ` of ${view.maxBudgetUsd} USD` : ''),
+    `running: ${state.activeTools.size ? [...state.activeTools.values()].map(safeName).join(', ') : '-'}`,
+  ];
+  return lines.join('\n\n');
+}
+
+/** Letters, digits and `._:/-` only, at most 64 characters. */
+export function safeName(name: string): string {
+  const clean = String(name).replace(/[^A-Za-z0-9._:/-]/g, '_');
+  return clean.length > 64 ? `${clean.slice(0, 63)}…` : clean;
+}

@@ -1,0 +1,284 @@
+import {
+  type ActivityInterfaceFor,
+  type ActivityOptions,
+  ActivityCancellationType,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import {
+  BUILTIN_SIDE_EFFECTS,
+  DONE_TOOL_NAME,
+  LOCAL_TOOL_START_TO_CLOSE_TIMEOUT,
+  MAX_TOOL_CALLS_PER_TURN,
+  MAX_TURN_TOOL_RESULT_BYTES,
+  TOOL_RETRY,
+  cutBytes,
+  describeToolCall,
+  toolResultBlock,
+  utf8Length,
+  type Permission,
+  type RunEventInput,
+  type ToolResultBlock,
+  type ToolUseBlock,
+} from '../shared';
+import { toolActivityOptions, type RunTimeouts } from '../shared/run-timeouts';
+import type { Approvals } from './approvals';
+import type { Conversation } from './conversation';
+import { failureMessage, stopping, type ModelCalls } from './model-calls';
+import type { RunState } from './run-state';
+
+export interface DispatchSettings {
+  workspace?: string;
+  network: boolean;
+  toolNames?: string[];
+  requireDone: boolean;
+  permissionFor(name: string): Permission;
+  approvalTimeoutMs: number;
+  timeouts?: RunTimeouts;
+  /** Patches: which code paths this run's history was recorded with. */
+  flags: { hardened: boolean; localReadTools: boolean; workerLocalTools: boolean };
+}
+
+/** One turn's tool results, and the `done` summary when the turn finished the run. */
+export interface TurnResults {
+  results: ToolResultBlock[];
+  doneSummary?: string;
+}
+
+/**
+ * Runs the tool calls of one turn: policy (enabled tools, permissions, approvals, the done tool),
+ * then each call as an activity — a local one for tools the worker runs locally. Every outcome is
+ * a tool_result; nothing the model asks for fails the run.
+ */
+export class ToolDispatch {
+  /** Tools the worker says run locally (`runsLocally`), learnt from each model call. */
+  reportedLocalTools: ReadonlySet<string> = new Set();
+  private readonly remote: ActivityInterfaceFor<Pick<Activities, 'runTool'>>;
+  private readonly local: ActivityInterfaceFor<Pick<Activities, 'runTool'>>;
+
+  constructor(
+    private readonly s: DispatchSettings,
+    private readonly state: RunState,
+    private readonly approvals: Approvals,
+    private readonly conversation: Conversation,
+    private readonly modelCalls: ModelCalls,
+    private readonly emit: (event: RunEventInput) => void,
+    private readonly statusChanged: () => void,
+  ) {
+    const options = toolActivityOptions(s.timeouts);
+    // A cancelled call's end is recorded before the run goes on, so no call is left drawn as pending.
+    this.remote = proxyActivities<Activities>(
+      s.flags.hardened
+        ? { ...options, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
+        : options,
+    );
+    this.local = proxyLocalActivities<Activities>({
+      startToCloseTimeout: LOCAL_TOOL_START_TO_CLOSE_TIMEOUT,
+      retry: { ...TOOL_RETRY, maximumAttempts: s.timeouts?.toolMaxAttempts ?? TOOL_RETRY.maximumAttempts },
+    });
+  }
+
+  async runTurn(toolUses: ToolUseBlock[]): Promise<TurnResults> {
+    const doneCall = this.s.requireDone ? toolUses.find((t) => t.name === DONE_TOOL_NAME) : undefined;
+    const doneSummary = summaryOf(doneCall);
+    if (!this.s.flags.hardened) {
+      const results = await Promise.all(
+        toolUses.map((t) => (t === doneCall ? doneResult(t, doneSummary) : this.runOne(t))),
+      );
+      return { results, ...(doneSummary !== undefined ? { doneSummary } : {}) };
+    }
+    const seen = new Set<string>();
+    let running = 0;
+    let finished = false;
+    const calls = toolUses.map((t): Promise<ToolResultBlock> => {
+      if (finished) {
+        return Promise.resolve(
+          this.refuse(t, `Error: not run: the run finished with your '${DONE_TOOL_NAME}' call before this one.`),
+        );
+      }
+      if (t === doneCall) {
+        finished = doneSummary !== undefined;
+        return Promise.resolve(doneResult(t, doneSummary));
+      }
+      if (seen.has(t.id)) {
+        return Promise.resolve(
+          this.refuse(
+            t,
+            `Error: not run: another call in this turn has the same tool_use id '${t.id}'; ids must be unique.`,
+          ),
+        );
+      }
+      seen.add(t.id);
+      if (++running > MAX_TOOL_CALLS_PER_TURN) {
+        return Promise.resolve(
+          this.refuse(
+            t,
+            `Error: not run: at most ${MAX_TOOL_CALLS_PER_TURN} tool calls run per turn; make this call in your next turn.`,
+          ),
+        );
+      }
+      return this.runOne(t);
+    });
+    // Wait for every call to settle (a cancelled one included) before the run goes on.
+    const settled = await Promise.allSettled(calls);
+    const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (rejected) throw rejected.reason;
+    const results = fitToBudget(settled.map((r) => (r as PromiseFulfilledResult<ToolResultBlock>).value));
+    return { results, ...(finished ? { doneSummary } : {}) };
+  }
+
+  private refuse(toolUse: ToolUseBlock, content: string): ToolResultBlock {
+    this.emit({
+      kind: 'tool_call_finished',
+      toolUseId: toolUse.id,
+      name: toolUse.name,
+      isError: true,
+      preview: content,
+    });
+    return toolResultBlock(toolUse.id, content, true);
+  }
+
+  private async runOne(toolUse: ToolUseBlock): Promise<ToolResultBlock> {
+    const { s } = this;
+    if (toolUse.name === DONE_TOOL_NAME && !s.requireDone) {
+      return this.refuse(
+        toolUse,
+        `Error: Tool '${DONE_TOOL_NAME}' not found. This run ends when you answer without tools.`,
+      );
+    }
+    // Only tools enabled for this run may run, whatever the model asks for.
+    if (s.toolNames && !s.toolNames.includes(toolUse.name)) {
+      return this.refuse(
+        toolUse,
+        `Error: Tool '${toolUse.name}' not found. Available tools: ${s.toolNames.join(', ')}.`,
+      );
+    }
+    const permission = s.permissionFor(toolUse.name);
+    if (permission === 'deny') {
+      return this.refuse(toolUse, `Error: the operator's policy does not allow tool '${toolUse.name}' in this run.`);
+    }
+    if (permission === 'ask') {
+      const decision = await this.askApproval(toolUse);
+      if (!decision.approved) {
+        return this.refuse(
+          toolUse,
+          `Error: the operator denied this ${toolUse.name} call${decision.reason ? `: ${decision.reason}` : ''}. ` +
+            'It was not run. Do not repeat it unchanged; adjust your approach or ask the user.',
+        );
+      }
+    }
+    this.state.activeTools.set(toolUse.id, toolUse.name);
+    this.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: toolUse.input });
+    let content: string;
+    let isError: boolean;
+    try {
+      ({ content, isError } = await this.execute(toolUse));
+      this.conversation.markToolResultCached(toolUse.id);
+    } catch (err) {
+      if (stopping(err)) throw err;
+      // Retries exhausted (timeouts, lost workers): the model learns the call failed and decides.
+      content = `Error: tool '${toolUse.name}' failed: ${failureMessage(err)}`;
+      isError = true;
+    } finally {
+      this.state.activeTools.delete(toolUse.id);
+    }
+    this.emit({
+      kind: 'tool_call_finished',
+      toolUseId: toolUse.id,
+      name: toolUse.name,
+      isError,
+      preview: content.slice(0, 200),
+    });
+    return toolResultBlock(toolUse.id, content, isError);
+  }
+
+  private execute(toolUse: ToolUseBlock) {
+    const { s } = this;
+    const args = {
+      toolUseId: toolUse.id,
+      name: toolUse.name,
+      input: toolUse.input,
+      workspace: s.workspace,
+      conversationId: this.conversation.id,
+      ...(s.network ? { network: true } : {}),
+    };
+    const summary = describeToolCall(toolUse.name, toolUse.input);
+    // The worker's registry decides (each model call reports it); runs from before that used a fixed list.
+    const local = s.flags.workerLocalTools
+      ? this.reportedLocalTools.has(toolUse.name)
+      : s.flags.localReadTools && BUILTIN_SIDE_EFFECTS[toolUse.name] === 'read_only';
+    if (local) return this.local.runTool.executeWithOptions({ summary }, [args]);
+    return this.modelCalls.onWorker(
+      (options: ActivityOptions | Record<string, never>) =>
+        this.remote.runTool.executeWithOptions({ summary, ...options }, [args]),
+      (startedBy) =>
+        this.remote.runTool.executeWithOptions({ summary }, [startedBy ? { ...args, mayHaveStarted: true } : args]),
+    );
+  }
+
+  /** Pauses the tool call until an operator approves or denies it, or the timeout denies it. */
+  private async askApproval(toolUse: ToolUseBlock) {
+    const decision = await this.approvals.ask(toolUse, this.s.approvalTimeoutMs, (a) => {
+      this.emit({
+        kind: 'approval_requested',
+        toolUseId: a.toolUseId,
+        name: a.name,
+        input: a.input,
+        deadline: a.deadline,
+      });
+      this.statusChanged();
+    });
+    this.emit({
+      kind: 'approval_resolved',
+      toolUseId: toolUse.id,
+      name: toolUse.name,
+      approved: decision.approved,
+      ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+    });
+    this.statusChanged();
+    return decision;
+  }
+}
+
+function summaryOf(done: ToolUseBlock | undefined): string | undefined {
+  const summary = (done?.input as { summary?: unknown } | undefined)?.summary;
+  return typeof summary === 'string' && summary.trim() ? summary : undefined;
+}
+
+function doneResult(t: ToolUseBlock, summary: string | undefined): ToolResultBlock {
+  return summary !== undefined
+    ? toolResultBlock(t.id, 'Recorded. The run is finished.', false)
+    : toolResultBlock(t.id, "Error: 'done' needs a non-empty summary string.", true);
+}
+
+/**
+ * Cuts the longest results so one turn's results stay within MAX_TURN_TOOL_RESULT_BYTES (the next
+ * model call's delta must fit a payload): results under the fair share stay whole, the rest share
+ * what is left equally.
+ */
+export function fitToBudget(results: ToolResultBlock[], budget = MAX_TURN_TOOL_RESULT_BYTES): ToolResultBlock[] {
+  const sizes = results.map((r) => utf8Length(r.content));
+  if (sizes.reduce((a, b) => a + b, 0) <= budget) return results;
+  const ascending = sizes.slice().sort((a, b) => a - b);
+  let remaining = budget;
+  let cap = 0;
+  for (let i = 0; i < ascending.length; i++) {
+    const share = remaining / (ascending.length - i);
+    if (ascending[i]! > share) {
+      cap = Math.floor(share);
+      break;
+    }
+    remaining -= ascending[i]!;
+  }
+  const note = (size: number) => `\n[output cut to fit the run's history: about ${cap} of ${size} bytes shown]`;
+  return results.map((r, i) =>
+    sizes[i]! > cap
+      ? toolResultBlock(
+          r.tool_use_id,
+          cutBytes(r.content, Math.max(0, cap - 120), note(sizes[i]!)),
+          r.is_error === true,
+        )
+      : r,
+  );
+}
