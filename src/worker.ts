@@ -9,6 +9,27 @@ import { ensureSearchAttributes } from './server/search-attributes';
 import { temporalConfig, type TemporalConfig } from './config';
 import { createModelResolver } from './models';
 import { createDefaultRegistry } from './tools';
+import { sandboxStatus, stopAllToolProcesses } from './tools/sandbox';
+
+/**
+ * AgentWorkers running in this process. Tool processes are the process's, not one worker's: they
+ * are stopped when the last worker stops (one per process in production; tests may run several).
+ */
+let runningWorkers = 0;
+
+/** Runs a worker's lifetime; when it was the last one running, stops every process the tools started. */
+async function withToolProcessCleanup<T>(body: () => Promise<T>): Promise<T> {
+  runningWorkers += 1;
+  try {
+    return await body();
+  } finally {
+    runningWorkers -= 1;
+    if (runningWorkers === 0) {
+      const stopped = await stopAllToolProcesses();
+      if (stopped) Runtime.instance().logger.info(`stopped ${stopped} process group(s) the tools had left running`);
+    }
+  }
+}
 
 export interface AgentWorkerOptions {
   connection: NativeConnection;
@@ -54,8 +75,13 @@ export class AgentWorker {
     return this.main.getState();
   }
 
+  /**
+   * Polls until shut down. Then, before it resolves, every process a tool started and that still
+   * runs (a background process of an unsandboxed command, a command that ignored its cancellation)
+   * gets SIGTERM and, a second later, SIGKILL.
+   */
   async run(): Promise<void> {
-    await Promise.all(this.all.map((w) => w.run()));
+    await withToolProcessCleanup(() => Promise.all(this.all.map((w) => w.run())));
   }
 
   shutdown(): void {
@@ -65,7 +91,7 @@ export class AgentWorker {
   /** Runs until `fnOrPromise` settles, then shuts down and returns (or throws) its outcome. */
   async runUntil<R>(fnOrPromise: Promise<R> | (() => Promise<R>)): Promise<R> {
     const promise = typeof fnOrPromise === 'function' ? fnOrPromise() : fnOrPromise;
-    const [result] = await Promise.all(this.all.map((w) => w.runUntil(promise)));
+    const [result] = await withToolProcessCleanup(() => Promise.all(this.all.map((w) => w.runUntil(promise))));
     return result as R;
   }
 }
@@ -182,6 +208,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
         `workflow tasks until they exist: temporal operator search-attribute create (see docker-compose.yml)`,
     );
   }
+  const sandbox = sandboxStatus();
+  if (sandbox.mode !== 'bwrap') log.warn(sandbox.detail);
   const main = await Worker.create({
     ...common,
     taskQueue: options.taskQueue,

@@ -9,6 +9,7 @@ import {
 import type { ActivityDeps } from '../activities';
 import type { TemporalConfig } from '../config';
 import { isReachable } from '../server/dev-server';
+import { sandboxStatus } from '../tools/sandbox';
 import {
   SHUTDOWN_FORCE_MARGIN_MS,
   type AgentWorker,
@@ -110,6 +111,7 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
         });
         if (stopping) break;
         out(`Worker polling task queue '${taskQueue}' on ${address} (namespace ${namespace}), pid ${process.pid}.`);
+        out(sandboxStatus().detail);
         out(`SIGINT/SIGTERM shut it down gracefully (running activities get up to ${grace}).`);
         health = watchServer(connection, address, out, options.healthCheckIntervalMs);
         await worker.run();
@@ -250,15 +252,42 @@ function isPollRetryNoise(entry: LogEntry): boolean {
   return /^gRPC call \w+ retried \d+ times/.test(entry.message) && /Unavailable/.test(safeJson(entry.meta ?? {}));
 }
 
-function formatLogEntry(entry: LogEntry): string {
+export function formatLogEntry(entry: LogEntry): string {
   const time = new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString();
   const meta = entry.meta && Object.keys(entry.meta).length ? ` ${safeJson(entry.meta)}` : '';
   return `${time} [${entry.level}] ${entry.message}${meta}\n`;
 }
 
-function safeJson(value: unknown): string {
+/** How deep an error's `cause` chain is followed in a log line. */
+const MAX_CAUSE_DEPTH = 5;
+
+/**
+ * An error as plain JSON: its enumerable fields are few or none (`message` and `stack` are not
+ * enumerable), so `JSON.stringify` alone prints `{}`. Keeps the class name, the message, a
+ * Temporal failure's `type`, a system error's `code`, and the cause chain.
+ */
+export function errorToJson(error: Error, depth = 0): Record<string, unknown> {
+  const json: Record<string, unknown> = { name: error.name, message: error.message };
+  const extra = error as Error & { type?: unknown; code?: unknown; nonRetryable?: unknown };
+  if (typeof extra.type === 'string') json.type = extra.type;
+  if (typeof extra.code === 'string' || typeof extra.code === 'number') json.code = extra.code;
+  if (typeof extra.nonRetryable === 'boolean') json.nonRetryable = extra.nonRetryable;
+  if (error.cause !== undefined) {
+    json.cause =
+      error.cause instanceof Error
+        ? depth < MAX_CAUSE_DEPTH
+          ? errorToJson(error.cause, depth + 1)
+          : { name: error.cause.name, message: error.cause.message }
+        : error.cause;
+  }
+  return json;
+}
+
+export function safeJson(value: unknown): string {
   try {
-    return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+    return JSON.stringify(value, (_k, v: unknown) =>
+      typeof v === 'bigint' ? v.toString() : v instanceof Error ? errorToJson(v) : v,
+    );
   } catch {
     return String(value);
   }
