@@ -158,8 +158,13 @@ async function openRunStatus(
       state,
     };
   } catch (e) {
-    const message = ((e as Error).message || String(e)).split('\n')[0];
-    return { ...base, note: `no worker answered the state query (${message}); figures from the search attributes` };
+    // No worker polls the queue, or the run's workflow task is failing: say which, in the server's words.
+    const cause = (e as { cause?: { message?: unknown } }).cause?.message;
+    const message = [(e as Error).message || String(e), typeof cause === 'string' ? cause : undefined]
+      .filter(Boolean)
+      .join(': ')
+      .split('\n')[0];
+    return { ...base, note: `the state query got no answer (${message}); figures from the search attributes` };
   }
 }
 

@@ -1,5 +1,5 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure, type Duration } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { ScriptedModel, delayed, fail, text, toolUse, type ScriptStep } from '../../src/models/scripted';
 import type { AgentRunInput, AgentRunResult } from '../../src/shared';
@@ -30,7 +30,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-function start(taskQueue: string, workflowId: string, input: Partial<AgentRunInput> = {}, runTimeout?: string) {
+function start(taskQueue: string, workflowId: string, input: Partial<AgentRunInput> = {}, runTimeout?: Duration) {
   return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
     taskQueue,
     workflowId,
@@ -239,7 +239,7 @@ test('an open run with no worker falls back to the search attributes and says wh
   try {
     const report = await statusJson(workflowId);
     expect(report).toMatchObject({ status: 'running', executionStatus: 'RUNNING', source: 'search-attributes' });
-    expect(report.note).toMatch(/^no worker answered the state query/);
+    expect(report.note).toMatch(/^the state query got no answer \(.+\); figures from the search attributes$/);
   } finally {
     await handle.terminate('test over');
   }
