@@ -160,6 +160,10 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
     '--bind',
     spec.workspace,
     spec.workspace,
+    // bwrap's root is a tmpfs holding the mount points: read-only, so that what is not mounted
+    // (/etc/x, /x, the workspace's parents) cannot be written either, not even privately.
+    '--remount-ro',
+    '/',
     '--chdir',
     spec.workspace,
     '--clearenv',

@@ -27,7 +27,8 @@ interface Rule {
 }
 
 const DEV_SAFE = new Set(['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/tty']);
-const DEV_SAFE_PREFIXES = ['/dev/std', '/dev/fd/', '/dev/pts/', '/dev/shm/'];
+// bash's own /dev/tcp and /dev/udp are sockets, not devices.
+const DEV_SAFE_PREFIXES = ['/dev/std', '/dev/fd/', '/dev/pts/', '/dev/shm/', '/dev/tcp/', '/dev/udp/'];
 
 function isDeviceTarget(target: string): boolean {
   if (!target.startsWith('/dev/') || DEV_SAFE.has(target)) return false;
