@@ -17,7 +17,8 @@ export class SearchStopped extends Error {
   override readonly name = 'SearchStopped';
 }
 
-function seconds(ms: number): string {
+function duration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
   return ms % 1000 === 0 ? plural(ms / 1000, 'second') : `${(ms / 1000).toFixed(1)} seconds`;
 }
 
@@ -39,7 +40,7 @@ export async function runSearch<R extends GrepResult | GlobResult>(
     case 'stopped':
       throw new SearchStopped(
         outcome.why === 'deadline'
-          ? `${tool} was stopped after ${seconds(deadlineMs)}, its time limit, before it finished. ` +
+          ? `${tool} was stopped after ${duration(deadlineMs)}, its time limit, before it finished. ` +
               'Search a smaller part of the workspace (path, glob) or use a more specific pattern.'
           : `${tool} was stopped because the call was cancelled.`,
       );

@@ -46,7 +46,8 @@ export class SearchPool {
       let settled = false;
       let worker: Worker | undefined;
       let waiter: Waiter | undefined;
-      const finish = (outcome: SearchOutcome<R>, threadUsable: boolean) => {
+      /** `thread`: keep it for the next job, terminate it, or it has exited already. */
+      const finish = (outcome: SearchOutcome<R>, thread: 'reuse' | 'terminate' | 'exited') => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -54,20 +55,21 @@ export class SearchPool {
         if (waiter) removeFrom(this.waiting, waiter);
         if (worker) {
           worker.off('message', onMessage).off('error', onError).off('exit', onExit);
-          if (threadUsable) this.release(worker);
-          else this.discard(worker);
+          if (thread === 'reuse') this.release(worker);
+          else if (thread === 'terminate') this.discard(worker);
+          else this.freeSlot();
         }
         resolve(outcome);
       };
       const id = this.nextId++;
       const onMessage = (response: ThreadResponse) => {
-        if (response.id === id) finish({ kind: 'done', reply: response.reply as SearchReply<R> }, true);
+        if (response.id === id) finish({ kind: 'done', reply: response.reply as SearchReply<R> }, 'reuse');
       };
-      const onError = (error: Error) => finish({ kind: 'failed', message: describeThreadError(error) }, false);
+      const onError = (error: Error) => finish({ kind: 'failed', message: describeThreadError(error) }, 'terminate');
       const onExit = (code: number) =>
-        finish({ kind: 'failed', message: `the search thread exited unexpectedly (code ${code})` }, false);
-      const onAbort = () => finish({ kind: 'stopped', why: 'cancelled' }, false);
-      const timer = setTimeout(() => finish({ kind: 'stopped', why: 'deadline' }, false), options.deadlineMs);
+        finish({ kind: 'failed', message: `the search thread exited unexpectedly (code ${code})` }, 'exited');
+      const onAbort = () => finish({ kind: 'stopped', why: 'cancelled' }, 'terminate');
+      const timer = setTimeout(() => finish({ kind: 'stopped', why: 'deadline' }, 'terminate'), options.deadlineMs);
       if (options.signal.aborted) return onAbort();
       options.signal.addEventListener('abort', onAbort, { once: true });
 
@@ -78,9 +80,8 @@ export class SearchPool {
         try {
           worker = this.takeIdle() ?? this.spawn();
         } catch (error) {
-          this.running--;
-          this.startNext();
-          return finish({ kind: 'failed', message: `could not start a search thread: ${String(error)}` }, false);
+          this.freeSlot();
+          return finish({ kind: 'failed', message: `could not start a search thread: ${String(error)}` }, 'exited');
         }
         worker.ref();
         worker.on('message', onMessage).on('error', onError).on('exit', onExit);
@@ -94,9 +95,9 @@ export class SearchPool {
     });
   }
 
-  /** Threads alive now (running or idle), for tests. */
-  get threads(): number {
-    return this.running + this.idle.length;
+  /** Threads running a job or still stopping after one (tests check that a stopped job's thread exits). */
+  get busy(): number {
+    return this.running;
   }
 
   /** Terminate every idle thread (running ones end with their jobs). */
@@ -138,10 +139,18 @@ export class SearchPool {
     return worker;
   }
 
+  /**
+   * Terminate a thread whose answer is no longer wanted. The caller has its answer already; the
+   * slot stays taken until the thread has really exited (it finishes the RE2 call it is in, at most
+   * one block or one line), so stopped searches cannot pile up beyond the pool's size.
+   */
   private discard(worker: Worker): void {
-    this.running--;
-    // Not awaited: the answer is already given; the thread stops on its own time.
+    worker.once('exit', () => this.freeSlot());
     worker.terminate().catch(() => undefined);
+  }
+
+  private freeSlot(): void {
+    this.running--;
     this.startNext();
   }
 
