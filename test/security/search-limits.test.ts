@@ -48,7 +48,7 @@ async function writeBigFile(file: string, lines: string, totalBytes: number, tai
   const out = createWriteStream(file);
   let repeats = 0;
   for (let written = 0; written < totalBytes; written += block.length) {
-    if (!out.write(block)) await new Promise((r) => out.once('drain', r));
+    if (!out.write(block)) await new Promise<void>((r) => out.once('drain', () => r()));
     repeats += perBlock;
   }
   await new Promise<void>((resolve, reject) => out.end(tail, () => resolve()).once('error', reject));
