@@ -12,7 +12,7 @@ import type {
   SummarizeRunInput,
   SummarizeRunOutput,
 } from '../shared';
-import { ErrorTypes, INPUT_PREVIEW_CHARS, cutChars, describeToolCall, textOf } from '../shared';
+import { ErrorTypes, INPUT_PREVIEW_CHARS, cutChars, describeToolCall } from '../shared';
 import { checkModelResponse } from './response-check';
 import { ConversationCache } from './conversation-cache';
 import { outcomeUnknownMessage } from './outcome-unknown';
@@ -101,7 +101,8 @@ export function createActivities(deps: ActivityDeps) {
         { signal: ctx.cancellationSignal, heartbeat: modelHeartbeat(ctx, input.model, 'closing summary') },
       ),
     );
-    return { text: textOf(response.content), response };
+    // The text is in the response: returning it twice would double the result's size.
+    return { response };
   }
 
   async function runTool(input: RunToolInput): Promise<RunToolOutput> {

@@ -29,7 +29,8 @@ export interface SummarizeRunInput extends Omit<CallModelInput, 'toolChoice'> {
   instruction: string;
 }
 export interface SummarizeRunOutput {
-  text: string;
+  /** Only in results recorded before bounded payloads; the text is `textOf(response.content)`. */
+  text?: string;
   response: ModelResponse;
 }
 

@@ -81,8 +81,11 @@ export const MAX_RETAINED_EVENTS = 1000;
  * run produces stays inside these bounds by construction. Sizes are UTF-8 bytes of the JSON.
  *
  *   continue-as-new input ≤ run input + conversation (hard cap) + carried events + pending messages + texts
- *                         = 256 KiB + 1 MiB + 128 KiB + 384 KiB + 32 KiB + 64 KiB = 1.84 MiB < 2 MiB
- *   model call input      ≤ max(full conversation ≤ hard cap, delta ≤ answer + tool results + messages) ≈ 1.4 MB
+ *                         = 256 KiB + 1 MiB + 128 KiB + 256 KiB + 32 KiB + 64 KiB = 1.72 MiB < 2 MiB
+ *   model call input      ≤ system prompt + max(full conversation ≤ hard cap,
+ *                                               delta ≤ answer + one turn's tool results + messages)
+ *                         = 64 KiB + 1 MiB + 384 KiB + 256 KiB = 1.69 MiB < 2 MiB
+ *   model call result     ≤ one answer (1 MiB); the closing summary returns it once, not twice
  *   workflow task         ≤ local tool results (16 × 90 KB) + one model call or continue-as-new < 4 MiB
  */
 /** Temporal's limit on one payload (activity input/result, signal/update argument, query result). */
@@ -91,17 +94,19 @@ export const TEMPORAL_PAYLOAD_LIMIT_BYTES = 2 * 1024 * 1024;
 export const MAX_RUN_INPUT_BYTES = 256 * 1024;
 /** A prompt larger than this is refused at start (it is part of the run input and of every compacted conversation). */
 export const MAX_PROMPT_BYTES = 192 * 1024;
+/** The system prompt travels with every model call. */
+export const MAX_SYSTEM_PROMPT_BYTES = 64 * 1024;
 /** One `sendMessage`: protects the update payload and the model call that takes it. */
 export const MAX_MESSAGE_BYTES = 128 * 1024;
 /** Messages accepted but not yet given to the model: protects the continue-as-new input and the next delta. */
-export const MAX_PENDING_MESSAGE_BYTES = 384 * 1024;
+export const MAX_PENDING_MESSAGE_BYTES = 256 * 1024;
 /**
  * Hard cap on the conversation at each iteration boundary: above it, older turns are dropped
  * without a model call, so the full resend after a cache miss and the continue-as-new input fit.
  */
 export const MAX_CONVERSATION_BYTES = 1024 * 1024;
 /** One model answer: protects the model activity's result (a larger answer fails once, non-retryably). */
-export const MAX_MODEL_RESPONSE_BYTES = 640 * 1024;
+export const MAX_MODEL_RESPONSE_BYTES = 1024 * 1024;
 /** All tool results of one turn: longer results are cut to share this, protecting the next delta. */
 export const MAX_TURN_TOOL_RESULT_BYTES = 384 * 1024;
 /** Tool calls run per turn; later ones get an error result. Protects the workflow task (local results). */
@@ -110,7 +115,7 @@ export const MAX_TOOL_CALLS_PER_TURN = 16;
 export const MAX_COMPACTION_SUMMARY_BYTES = 256 * 1024;
 export const MAX_COMPACTION_RESULTS_BYTES = 128 * 1024;
 /** The final text of a run (answers continued after max_tokens are joined up to this). Protects the result. */
-export const MAX_FINAL_TEXT_BYTES = 512 * 1024;
+export const MAX_FINAL_TEXT_BYTES = 1024 * 1024;
 /** The last answer text and the held text of answers cut at max_tokens, as carried into a continue-as-new. */
 export const CARRIED_LAST_TEXT_BYTES = 32 * 1024;
 export const CARRIED_TEXT_PREFIX_BYTES = 64 * 1024;

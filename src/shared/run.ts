@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { utf8Length, jsonBytes } from './bounds';
-import { DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOKENS, MAX_PROMPT_BYTES, MAX_RUN_INPUT_BYTES } from './constants';
+import {
+  DEFAULT_MAX_ITERATIONS,
+  DEFAULT_MAX_TOKENS,
+  MAX_PROMPT_BYTES,
+  MAX_RUN_INPUT_BYTES,
+  MAX_SYSTEM_PROMPT_BYTES,
+} from './constants';
 import { runTimeoutsSchema } from './run-timeouts';
 import type { ConversationSnapshot } from './conversation';
 import type { StopReason, Usage } from './messages';
@@ -101,7 +107,12 @@ export const agentRunInputSchema = z
       .min(1, 'model must be a non-empty model id such as claude-sonnet-5-5')
       .max(200, 'model must be at most 200 characters')
       .optional(),
-    systemPrompt: z.string().optional(),
+    systemPrompt: z
+      .string()
+      .refine((p) => utf8Length(p) <= MAX_SYSTEM_PROMPT_BYTES, {
+        message: `systemPrompt must be at most ${MAX_SYSTEM_PROMPT_BYTES} bytes (${MAX_SYSTEM_PROMPT_BYTES / 1024} KiB)`,
+      })
+      .optional(),
     maxIterations: z
       .number()
       .int('maxIterations must be a whole number')

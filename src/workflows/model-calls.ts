@@ -14,7 +14,9 @@ import {
   CACHE_MISS_ERROR_TYPE,
   STICKY_SCHEDULE_TO_START_TIMEOUT,
   modelCallSummary,
+  textOf,
   type CallModelOutput,
+  type ModelResponse,
   type ConversationDelta,
   type RunEventInput,
 } from '../shared';
@@ -72,9 +74,9 @@ export class ModelCalls {
   }
 
   /** A closing call (summary, compaction) with an instruction; the conversation is unchanged. */
-  async summary(instruction: string, label: string): Promise<Awaited<ReturnType<Activities['summarizeRun']>>> {
+  async summary(instruction: string, label: string): Promise<{ text: string; response: ModelResponse }> {
     const s = this.settings;
-    return this.withConversation((conversation, options) =>
+    const { text, response } = await this.withConversation((conversation, options) =>
       this.activities.summarizeRun.executeWithOptions({ summary: `${label} · ${s.model}`, ...options }, [
         {
           model: s.model,
@@ -87,6 +89,8 @@ export class ModelCalls {
         },
       ]),
     );
+    // Results recorded before bounded payloads carry the text; newer ones only the response.
+    return { text: text ?? textOf(response.content), response };
   }
 
   /**
