@@ -1,5 +1,5 @@
 import type { AgentRunResult, AgentRunState, RunEvent, Usage } from '../shared';
-import type { RunStatusReport } from './run-status';
+import { isLive, type RunStatusReport } from './run-status';
 import { describeToolCall } from '../workflows/summaries';
 
 const nf = new Intl.NumberFormat('en-US');
@@ -90,7 +90,7 @@ export function formatState(id: string, state: AgentRunState): string {
 /** `durable-agent status`: the live state of an open run, else what the run left and why it ended. */
 export function formatStatusReport(report: RunStatusReport): string {
   const temporal = `temporal    ${report.executionStatus.toLowerCase()}`;
-  if (report.state) return [formatState(report.workflowId, report.state), temporal].join('\n');
+  if (isLive(report)) return [formatState(report.workflowId, report), temporal].join('\n');
   return [
     `run         ${report.workflowId}`,
     `status      ${report.status}`,

@@ -87,7 +87,7 @@ export interface RunStatusReport {
   status: string;
   /** Temporal's execution status, e.g. `RUNNING`, `COMPLETED`, `TERMINATED`. */
   executionStatus: string;
-  /** `query`: the live `state` query; `result`: the closed run's result in history; `search-attributes`: the last indexed figures. */
+  /** `query`: the live `state` query (its fields are then all here too); `result`: the closed run's result in history; `search-attributes`: the last indexed figures. */
   source: 'query' | 'result' | 'search-attributes';
   iteration: number | null;
   costUsd: number | null;
@@ -101,8 +101,13 @@ export interface RunStatusReport {
   note?: string;
   /** The closed run's result, when it left one (every exit reason but a Temporal cancel, terminate or timeout). */
   result?: AgentRunResult;
-  /** The live state of an open run. */
-  state?: AgentRunState;
+}
+
+/** An open run answered by its `state` query: every field of `AgentRunState` is there too, at the top. */
+export type LiveRunStatusReport = RunStatusReport & AgentRunState & { source: 'query' };
+
+export function isLive(report: RunStatusReport): report is LiveRunStatusReport {
+  return report.source === 'query';
 }
 
 export interface RunStatusOptions {
@@ -146,17 +151,9 @@ async function openRunStatus(
   const deadline = Date.now() + (options.queryTimeoutMs ?? 10_000);
   try {
     const state = await client.connection.withDeadline(deadline, () => queryState(handle));
-    return {
-      ...base,
-      // The execution was open when described; the query may answer a moment after it closed.
-      status: state.status,
-      source: 'query',
-      iteration: state.iteration,
-      costUsd: state.costUsd,
-      model: state.model,
-      usage: state.usage,
-      state,
-    };
+    // The execution was open when described; the query may answer a moment after it closed.
+    const live: LiveRunStatusReport = { ...base, ...state, source: 'query' };
+    return live;
   } catch (e) {
     // No worker polls the queue, or the run's workflow task is failing: say which, in the server's words.
     const cause = (e as { cause?: { message?: unknown } }).cause?.message;
