@@ -1,6 +1,6 @@
 import type { AgentRunResult, AgentRunState, RunEvent, Usage } from '../shared';
+import { describeToolCall } from '../shared';
 import { isLive, type RunStatusReport } from './run-status';
-import { describeToolCall } from '../workflows/summaries';
 
 const nf = new Intl.NumberFormat('en-US');
 
