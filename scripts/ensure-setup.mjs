@@ -51,7 +51,22 @@ if (!existsSync(stamp) || statSync(stamp).mtimeMs < newestSource) {
   writeFileSync(stamp, new Date().toISOString());
 }
 
-// 3. The Temporal CLI: env, PATH, cache, go install, download — or an exact message.
+// 3. bubblewrap: bash runs its commands in it on Linux and refuses to run them without it (unless
+// DURABLE_AGENT_SANDBOX=off). Not fatal here: everything else works without it.
+if (process.platform === 'linux' && process.env.DURABLE_AGENT_SANDBOX !== 'off') {
+  const probe = spawnSync('bwrap', ['--version'], { encoding: 'utf8' });
+  if (probe.status !== 0) {
+    say(
+      'bubblewrap (bwrap) is not installed: the bash tool will refuse to run commands. Install it with ' +
+        "'sudo apt-get install bubblewrap' (Fedora: 'sudo dnf install bubblewrap'), or set DURABLE_AGENT_SANDBOX=off " +
+        'to run commands unsandboxed (see docs/sandbox.md).',
+    );
+  } else if (!quiet) {
+    say(`sandbox: ${probe.stdout.trim()}`);
+  }
+}
+
+// 4. The Temporal CLI: env, PATH, cache, go install, download — or an exact message.
 const require = createRequire(import.meta.url);
 const { findTemporalCli } = require(path.join(root, 'dist', 'src', 'server', 'temporal-cli.js'));
 try {
