@@ -16,6 +16,7 @@ import {
   waitUntil,
 } from '../support/fault-helpers';
 import { useFaultSuite } from '../support/fault-suite';
+import { liveProcessesWith, uniqueSleep } from '../support/processes';
 
 jest.setTimeout(60_000);
 
@@ -32,17 +33,10 @@ const run = (prompt: string) =>
     'sigterm',
   );
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 test('SIGTERM mid-tool, past the grace period: the tool is stopped, the worker exits in time, nothing is left running, the run completes elsewhere', async () => {
-  const command = 'echo $$ > shell.pid; echo start >> effects.log; sleep 30; echo end >> effects.log';
+  // A unique sleep length marks the command's processes (pids inside the sandbox mean nothing outside it).
+  const sleep = uniqueSleep();
+  const command = `echo start >> effects.log; sleep ${sleep}; echo end >> effects.log`;
   suite.fake.enqueue(
     message([{ type: 'tool_use', id: 'toolu_t1', name: 'bash', input: { command } }]),
     message('Noted that the command was stopped.'),
@@ -69,8 +63,7 @@ test('SIGTERM mid-tool, past the grace period: the tool is stopped, the worker e
   expect(first.output()).toMatch(/SIGTERM: shutting down\. No new tasks are taken; running activities get up to 2s/);
   expect(first.output()).toMatch(/Worker stopped \d+(\.\d)?m?s after SIGTERM\./);
   // The command's whole process group was stopped with the worker: nothing outlives it.
-  const shell = Number((await fs.readFile(path.join(suite.workspace, 'shell.pid'), 'utf8')).trim());
-  expect(isAlive(shell)).toBe(false);
+  expect(liveProcessesWith(`sleep ${sleep}`)).toEqual([]);
   expect(await linesOf(path.join(suite.workspace, 'effects.log'))).toEqual(['start']);
 
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Noted that the command was stopped.' });

@@ -7,7 +7,7 @@
 import { message } from '../support/fake-anthropic';
 import { startAgentRun, waitUntil as eventually } from '../support/fault-helpers';
 import { useFaultSuite } from '../support/fault-suite';
-import { liveProcessesWith, uniqueSleep, waitUntil } from './sandbox-helpers';
+import { liveProcessesWith, uniqueSleep, waitUntil } from '../support/processes';
 
 jest.setTimeout(60_000);
 
