@@ -97,7 +97,7 @@ async function send(handle: Handle, c: Command): Promise<string> {
       const signal = handle.signal.bind(handle) as (name: string, ...a: unknown[]) => Promise<void>;
       await signal(c.name, ...args);
     } else if (c.kind === 'update') {
-      await handle.executeUpdate(c.name, { args });
+      await handle.executeUpdate(c.name, { args: args as [unknown] });
     } else {
       await handle.query<unknown, unknown[]>(c.name, ...args);
     }
