@@ -50,10 +50,12 @@ async function chainEvents(workflowId: string, firstRunId: string): Promise<temp
   const types: temporal.api.enums.v1.EventType[] = [];
   let runId: string | undefined = firstRunId;
   while (runId) {
-    const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
-    const events = history.events ?? [];
+    const history: temporal.api.history.v1.IHistory = await env.client.workflow
+      .getHandle(workflowId, runId)
+      .fetchHistory();
+    const events: temporal.api.history.v1.IHistoryEvent[] = history.events ?? [];
     types.push(...events.map((e) => e.eventType ?? EventType.EVENT_TYPE_UNSPECIFIED));
-    const last = events[events.length - 1];
+    const last: temporal.api.history.v1.IHistoryEvent | undefined = events[events.length - 1];
     runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
   return types;
