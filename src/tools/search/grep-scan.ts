@@ -151,14 +151,14 @@ export function scanFile(
     let pos = 0;
     while (pos < block.length && !done) {
       if (afterLeft === 0 && regexes.block) {
-        regexes.block.lastIndex = pos;
-        const m = regexes.block.exec(block);
-        const target = m
-          ? Math.max(pos, m.index === 0 ? 0 : block.lastIndexOf(NEWLINE, m.index - 1) + 1)
-          : block.length;
+        // `search` gives only the offset (cheaper than `exec`, which copies the match out).
+        const found = regexes.block.search(block.subarray(pos));
+        const at = pos + found;
+        const target =
+          found === -1 ? block.length : Math.max(pos, at === 0 ? 0 : block.lastIndexOf(NEWLINE, at - 1) + 1);
         if (target > pos) skipLines(block, pos, target);
         pos = target;
-        if (!m || pos >= block.length) break;
+        if (found === -1 || pos >= block.length) break;
       }
       const end = block.indexOf(NEWLINE, pos);
       onLine(block.subarray(pos, end), lineNumber++);

@@ -59,7 +59,7 @@ export interface GrepRegexes {
   /** Tested against one line (without its `\n`). */
   line: RE2;
   /**
-   * Searched over a block of whole lines (multi-line, global) to find candidate lines quickly;
+   * Searched over a block of whole lines (multi-line mode) to find candidate lines quickly;
    * every candidate is confirmed with `line`. Undefined when the pattern needs per-line testing.
    */
   block: RE2 | undefined;
@@ -69,6 +69,6 @@ export interface GrepRegexes {
 export function compileGrepRegexes(pattern: string, caseInsensitive: boolean): GrepRegexes {
   const i = caseInsensitive ? 'i' : '';
   const line = compileRe2(pattern, i, 'pattern');
-  const block = TEXT_BOUNDARY_SENSITIVE.test(pattern) ? undefined : compileRe2(pattern, `${i}gm`, 'pattern');
+  const block = TEXT_BOUNDARY_SENSITIVE.test(pattern) ? undefined : compileRe2(pattern, `${i}m`, 'pattern');
   return { line, block };
 }
