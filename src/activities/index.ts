@@ -13,6 +13,7 @@ import type {
   SummarizeRunOutput,
 } from '../shared';
 import { ErrorTypes, INPUT_PREVIEW_CHARS, cutChars, describeToolCall } from '../shared';
+import { sandboxStatus } from '../tools/sandbox';
 import { checkModelResponse } from './response-check';
 import { ConversationCache } from './conversation-cache';
 import { outcomeUnknownMessage } from './outcome-unknown';
@@ -32,6 +33,8 @@ export interface ActivityDeps {
   conversations?: ConversationCache;
   /** This worker's own task queue, which runs route their next calls to (sticky activities). */
   workerQueue?: string;
+  /** A warning for runs' details when bash is not sandboxed; default: from `DURABLE_AGENT_SANDBOX` and the machine. */
+  sandboxWarning?: () => string | undefined;
 }
 
 /**
@@ -41,6 +44,15 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const heartbeatEveryMs = deps.toolHeartbeatIntervalMs ?? 1000;
   const conversations = deps.conversations ?? new ConversationCache();
+
+  const sandboxWarning =
+    deps.sandboxWarning ??
+    (() => {
+      const status = sandboxStatus();
+      return status.mode === 'bwrap' ? undefined : status.detail;
+    });
+  const offersBash = (input: Pick<CallModelInput, 'toolNames'>) =>
+    deps.tools.get('bash') !== undefined && (input.toolNames === undefined || input.toolNames.includes('bash'));
 
   const toolSpecs = (input: Pick<CallModelInput, 'toolNames' | 'extraToolNames'>) => [
     ...deps.tools.specs(input.toolNames),
@@ -76,6 +88,7 @@ export function createActivities(deps: ActivityDeps) {
       ...response,
       ...(deps.workerQueue ? { workerQueue: deps.workerQueue } : {}),
       ...(localTools.length ? { localTools } : {}),
+      ...(offersBash(input) && sandboxWarning() ? { sandboxWarning: sandboxWarning() } : {}),
     };
   }
 
@@ -142,6 +155,7 @@ export function createActivities(deps: ActivityDeps) {
         heartbeat,
         toolUseId: input.toolUseId,
         ...(input.network ? { network: true } : {}),
+        ...(input.commandPolicy ? { commandPolicy: input.commandPolicy } : {}),
       });
     } finally {
       clearInterval(timer);

@@ -21,6 +21,8 @@ export interface CallModelOutput extends ModelResponse {
   workerQueue?: string;
   /** Tools offered in this call that the worker runs as local activities (`runsLocally`); omitted when none. */
   localTools?: string[];
+  /** Set when this worker's bash is not sandboxed (`off`) or cannot run (`unavailable`): shown in the run's details. */
+  sandboxWarning?: string;
 }
 
 /** Input of `summarizeRun`: the closing summary at the iteration limit, and compaction. */
@@ -49,6 +51,8 @@ export interface RunToolInput {
   mayHaveStarted?: boolean;
   /** The run allows commands network access (`network: true` in the run input). */
   network?: boolean;
+  /** Commands the run denies on top of the worker's policy. */
+  commandPolicy?: { deny?: string[] };
 }
 export interface RunToolOutput {
   content: string;

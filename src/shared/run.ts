@@ -154,6 +154,14 @@ export const agentRunInputSchema = z
     requireDoneTool: z.boolean().optional(),
     /** Commands (bash) may use the network; the sandbox gives them none otherwise. */
     network: z.boolean().optional(),
+    /** Commands this run denies on top of the worker's policy (a run cannot allow what the worker denies). */
+    commandPolicy: z
+      .strictObject({
+        deny: z
+          .array(z.string().trim().min(1, 'a denied command must be non-empty').max(200))
+          .max(100, 'commandPolicy.deny holds at most 100 entries'),
+      })
+      .optional(),
     /** Per-run liveness timeouts and retry bounds of model and tool calls; defaults in constants.ts. */
     timeouts: runTimeoutsSchema.optional(),
     compactAtBytes: z

@@ -139,7 +139,7 @@ export interface RunCommandPolicy {
 
 /** Reads the run's policy from the context; anything malformed is ignored rather than trusted. */
 function runPolicy(ctx: ToolContext): PolicyConfig {
-  const raw = (ctx as ToolContext & { commandPolicy?: unknown }).commandPolicy;
+  const raw: unknown = ctx.commandPolicy;
   if (typeof raw !== 'object' || raw === null) return {};
   const deny = (raw as RunCommandPolicy).deny;
   return Array.isArray(deny) ? { deny: deny.filter((d): d is string => typeof d === 'string' && d.trim() !== '') } : {};

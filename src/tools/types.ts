@@ -13,6 +13,8 @@ export interface ToolContext {
   toolUseId: string;
   /** The run allows network access to commands (`network: true` in the run input); off by default. */
   network?: boolean;
+  /** What the run adds to the worker's command policy (`commandPolicy` in the run input). */
+  commandPolicy?: { deny?: string[] };
 }
 
 /** What a tool implementation returns: text for the model, optionally marked as an error. */

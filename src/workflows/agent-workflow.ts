@@ -6,6 +6,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  makeContinueAsNewFunc,
   patched,
   proxyActivities,
   workflowInfo,
@@ -98,6 +99,8 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     (input.approveMutating && (BUILTIN_SIDE_EFFECTS[name] ?? 'mutating') === 'mutating' ? 'ask' : 'allow');
 
   const approvals = new Approvals(flags.hardened);
+  /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
+  let sandboxWarning: string | undefined;
   const state = new RunState(resume, () => approvals.size);
   const inbox = new Inbox(resume?.pendingMessages);
   const conversation = new Conversation(
@@ -108,7 +111,13 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   );
   const board = new StatusBoard(
     state,
-    { model, maxIterations, maxBudgetUsd: input.maxBudgetUsd, pendingApprovals: () => approvals.list() },
+    {
+      model,
+      maxIterations,
+      maxBudgetUsd: input.maxBudgetUsd,
+      pendingApprovals: () => approvals.list(),
+      warning: () => sandboxWarning,
+    },
     flags,
   );
   const events = new EventLog(resume, () => board.showDetails());
@@ -136,6 +145,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     {
       workspace: input.workspace,
       network: input.network ?? false,
+      ...(input.commandPolicy ? { commandPolicy: input.commandPolicy } : {}),
       toolNames: input.tools,
       requireDone,
       permissionFor,
@@ -194,8 +204,14 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       workerQueue: modelCalls.workerQueue,
       hardened: flags.hardened,
     });
-    // This execution stops here; its search attributes must not keep saying `running`.
-    if (flags.hardened) board.index(CONTINUED_STATUS);
+    if (flags.hardened && flags.indexed) {
+      // This execution stops here: its attributes say `continued`; the next one starts `running`.
+      board.index(CONTINUED_STATUS);
+      const next = makeContinueAsNewFunc<typeof agentWorkflow>({
+        typedSearchAttributes: board.continuationAttributes(),
+      });
+      return next({ ...rawInput, resume: carried });
+    }
     return continueAsNew<typeof agentWorkflow>({ ...rawInput, resume: carried });
   };
 
@@ -251,6 +267,10 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       }
       state.iteration += 1;
       if (flags.workerLocalTools) tools.reportedLocalTools = new Set(response.localTools ?? []);
+      if (response.sandboxWarning && response.sandboxWarning !== sandboxWarning) {
+        sandboxWarning = response.sandboxWarning;
+        emit({ kind: 'notice', message: `bash: ${sandboxWarning}` });
+      }
       state.lastStopReason = response.stopReason;
       const callCost = account(response);
       // The assistant turn goes back exactly as returned: thinking blocks included, unmodified, in order.

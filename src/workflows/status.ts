@@ -1,5 +1,5 @@
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
 import {
   SEARCH_ATTRIBUTE_MIN_INTERVAL_MS,
   costSearchAttribute,
@@ -60,6 +60,19 @@ export class StatusBoard {
       { key: costSearchAttribute, value: this.state.costUsd },
     ];
     upsertSearchAttributes(pairs);
+  }
+
+  /**
+   * The search attributes the next execution starts with after continue-as-new: `running`, not the
+   * `continued` this execution ends with (it would inherit that until its first workflow task).
+   */
+  continuationAttributes(): SearchAttributePair[] {
+    return [
+      { key: statusSearchAttribute, value: 'running' },
+      { key: iterationsSearchAttribute, value: this.state.iteration },
+      { key: modelSearchAttribute, value: this.view.model },
+      ...(this.state.costUsd !== null ? [{ key: costSearchAttribute, value: this.state.costUsd }] : []),
+    ];
   }
 
   /** The live Current Details in the Web UI: not a command, so it costs no history and needs no patch. */

@@ -31,6 +31,7 @@ import type { RunState } from './run-state';
 export interface DispatchSettings {
   workspace?: string;
   network: boolean;
+  commandPolicy?: { deny?: string[] };
   toolNames?: string[];
   requireDone: boolean;
   permissionFor(name: string): Permission;
@@ -202,6 +203,7 @@ export class ToolDispatch {
       workspace: s.workspace,
       conversationId: this.conversation.id,
       ...(s.network ? { network: true } : {}),
+      ...(s.commandPolicy ? { commandPolicy: s.commandPolicy } : {}),
     };
     const summary = describeToolCall(toolUse.name, toolUse.input);
     // The worker's registry decides (each model call reports it); runs from before that used a fixed list.
