@@ -4,7 +4,7 @@ import { MAX_TOOL_OUTPUT_CHARS } from '../../src/shared/constants';
 import { createBashTool, ToolRegistry } from '../../src/tools';
 import { UNSANDBOXED_NOTE } from '../../src/tools/bash';
 import { processRegistry } from '../../src/tools/sandbox';
-import { liveProcessesWith, uniqueSleep, waitUntil } from '../security/sandbox-helpers';
+import { liveProcessesWith, uniqueSleep, waitUntil } from '../support/processes';
 import { makeContext, makeTempDir } from './helpers';
 
 // Every behaviour holds sandboxed (the default) and unsandboxed (DURABLE_AGENT_SANDBOX=off), where
