@@ -10,21 +10,24 @@ import { measureOverhead } from './overhead-figure';
 import { measureReplay, type ReplayTarget } from './replay-figure';
 import { formatReport, type BenchResults } from './report';
 import { bundleBenchWorkflows, externalServer, makeWorkDir, startBenchServer, type BenchServer } from './server';
+import { measureSandbox } from './sandbox-figure';
+import { measureSearch } from './search-figure';
 import { measureThroughput } from './throughput-figure';
 import { installQuietRuntime } from './workers';
 
 /**
- * `npm run bench`: the figures of issue 4, ours (agentWorkflow on the production worker) side by side
+ * `npm run bench`: the figures of issue 4 (history, overhead, throughput, replay) and issue 11
+ * (sandbox cost per bash call, grep/glob engine), ours (agentWorkflow on the production worker) side by side
  * with a naive baseline, on a local Temporal dev server with the scripted model.
  *
- *   npm run bench                         all four figures (about 6 minutes on 2 CPUs)
+ *   npm run bench                         all six figures (about 8 minutes on 2 CPUs)
  *   npm run bench -- --quick              smaller runs, a smoke test (about 2 minutes)
  *   npm run bench -- --only=overhead,replay
  *   npm run bench -- --out=FILE           where the JSON goes (default bench/results/bench-<time>.json)
  *
  * TEMPORAL_ADDRESS points it at an existing server instead of starting one.
  */
-const FIGURES = ['history', 'overhead', 'throughput', 'replay'] as const;
+const FIGURES = ['history', 'overhead', 'throughput', 'replay', 'sandbox', 'search'] as const;
 type Figure = (typeof FIGURES)[number];
 
 interface Args {
@@ -97,6 +100,10 @@ async function main(): Promise<void> {
       history ??= await measureHistory(ctx, [{ iterations: args.quick ? 100 : 200, outputBytes: 8 * 1024 }], ['ours']);
       results.replay = await measureReplay(ctx, replayTargets(history));
     }
+
+    // Tool costs (issue 11): no Temporal server involved.
+    if (args.only.has('sandbox')) results.sandbox = await measureSandbox(args.quick ? 40 : 200);
+    if (args.only.has('search')) results.search = await measureSearch();
 
     results.meta.totalSeconds = Math.round((performance.now() - began) / 1000);
     results.meta.loadAverageAtEnd = loadAverage();

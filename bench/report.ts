@@ -1,3 +1,5 @@
+import { formatSandboxFigure, type SandboxFigure } from './sandbox-figure';
+import { formatSearchFigure, type SearchFigure } from './search-figure';
 import type { HistoryRow } from './history-figure';
 import type { OverheadFigure } from './overhead-figure';
 import type { ReplayRow } from './replay-figure';
@@ -23,6 +25,10 @@ export interface BenchResults {
   overhead?: Array<OverheadFigure & { server: string }>;
   throughput?: ThroughputFigure;
   replay?: ReplayRow[];
+  /** Issue 11: ms per bash call with and without the sandbox. */
+  sandbox?: SandboxFigure;
+  /** Issue 11: the RE2 grep/glob engine on a 100 MiB tree next to the JavaScript one it replaced. */
+  search?: SearchFigure;
 }
 
 const TARGET_BYTES_AT_200 = 3 * 1000 * 1000;
@@ -41,6 +47,8 @@ export function formatReport(results: BenchResults): string {
   for (const [i, figure] of (results.overhead ?? []).entries()) out.push('', ...overheadSection(figure, i));
   if (results.throughput) out.push('', ...throughputSection(results.throughput));
   if (results.replay) out.push('', ...replaySection(results.replay));
+  if (results.sandbox) out.push('', ...formatSandboxFigure(results.sandbox));
+  if (results.search) out.push('', formatSearchFigure(results.search));
   return out.join('\n');
 }
 

@@ -4,7 +4,7 @@
  * target: at most 20 ms added per call.
  *
  * Alone: `npx tsc -p tsconfig.build.json && node dist/bench/sandbox-figure.js [calls]`
- * (or through `npm run bench -- --only=sandbox` once bench/index.ts lists it).
+ * or `npm run bench -- --only=sandbox`.
  */
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
