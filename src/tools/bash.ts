@@ -34,6 +34,8 @@ export const BASH_HEARTBEAT_INTERVAL_MS = 5_000;
  * pipes (`server &`) before returning without them.
  */
 const PIPE_DRAIN_GRACE_MS = 1_000;
+/** Why the output could not be saved stays short, so the note never crowds out the output. */
+const MAX_SPILL_NOTE_CHARS = 500;
 
 /** Said at the end of every unsandboxed call, so neither the model nor a reader of the run misses it. */
 export const UNSANDBOXED_NOTE = '(Ran UNSANDBOXED: DURABLE_AGENT_SANDBOX=off.)';
@@ -109,9 +111,11 @@ class OutputCollector {
     const omitted = this.total - this.head.length - Math.min(this.tail.length, this.tailMax);
     if (omitted <= 0) return this.head + this.tail;
     const where = this.spill?.started
-      ? ` The full output${this.spill.capped ? ` (its first ${MAX_SPILL_BYTES} characters)` : ''} is saved in ` +
+      ? ` The full output${this.spill.capped ? ` (its first ${MAX_SPILL_BYTES} bytes)` : ''} is saved in ` +
         `${this.spill.relativePath}: page through it with read_file (offset/limit) or search it with grep.`
-      : '';
+      : this.spill?.error
+        ? ` ${this.spill.error.slice(0, MAX_SPILL_NOTE_CHARS)}.`
+        : '';
     return (
       `${this.head}\n\n[… output truncated: ${omitted} of ${this.total} characters omitted.${where} …]\n\n` +
       this.tail.slice(-this.tailMax)

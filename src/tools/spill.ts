@@ -36,7 +36,10 @@ function reason(error: unknown): string {
  */
 export async function spillText(workspace: string, toolUseId: string, text: string): Promise<string> {
   const relative = path.join(SPILL_DIR, spillName(toolUseId, 'txt'));
-  await withLocated(workspace, relative, SPILL_WALK, (located) => replaceFile(located, text.slice(0, MAX_SPILL_BYTES)));
+  const bytes = Buffer.from(text, 'utf8');
+  await withLocated(workspace, relative, SPILL_WALK, (located) =>
+    replaceFile(located, bytes.length > MAX_SPILL_BYTES ? bytes.subarray(0, MAX_SPILL_BYTES) : bytes),
+  );
   return relative;
 }
 
@@ -78,12 +81,17 @@ export class StreamingSpill {
 
   /** Why the spill could not be written, as a sentence for the model; undefined while all is well. */
   get error(): string | undefined {
-    return this.failure === undefined ? undefined : `The full output could not be saved: ${this.failure}`;
+    return this.failure === undefined
+      ? undefined
+      : `The full output could not be saved to ${this.relativePath}: ${this.failure}`;
   }
 
   write(text: string): void {
     if (this.failure !== undefined || this.written >= MAX_SPILL_BYTES) return;
-    const part = text.slice(0, MAX_SPILL_BYTES - this.written);
+    // Counted in bytes, as written: characters would let three-byte text make the file three times larger.
+    const bytes = Buffer.from(text, 'utf8');
+    const part =
+      bytes.length > MAX_SPILL_BYTES - this.written ? bytes.subarray(0, MAX_SPILL_BYTES - this.written) : bytes;
     this.written += part.length;
     this.chain ??= this.open();
     this.chain = this.chain.then(async (handle) => {

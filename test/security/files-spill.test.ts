@@ -1,9 +1,18 @@
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../../src/shared/constants';
 import { createBuiltinTools, defineTool, ToolRegistry } from '../../src/tools';
-import { StreamingSpill } from '../../src/tools/spill';
+import { MAX_SPILL_BYTES, StreamingSpill } from '../../src/tools/spill';
 import { makeContext, makeWorkspace } from '../tools/helpers';
 
 /**
@@ -91,6 +100,10 @@ describe('the spill writer stays in the workspace and never throws', () => {
     writeFileSync(path.join(ws, '.durable-agent'), 'not a folder');
     const result = await registry.run('bash', { command: `head -c ${2 * n} /dev/zero | tr '\\0' y` }, makeContext(ws));
     expect(result.content).toMatch(/output truncated/);
+    // The note says why the full output is not in a file, instead of leaving the sentence out.
+    expect(result.content).toMatch(
+      /omitted\. The full output could not be saved to \.durable-agent\/spill\/t1\.log: '\.durable-agent' is not a directory[^\]]*\. …\]/,
+    );
     expect(result.content).toMatch(/Exit code: 0$/);
     expect(readFileSync(path.join(ws, '.durable-agent'), 'utf8')).toBe('not a folder');
   });
@@ -103,7 +116,8 @@ describe('the spill writer stays in the workspace and never throws', () => {
     await expect(spill.close()).resolves.toBeUndefined();
     expect(spill.started).toBe(false);
     expect(spill.error).toBe(
-      "The full output could not be saved: '.durable-agent' is a symbolic link; this path may not contain symbolic links.",
+      "The full output could not be saved to .durable-agent/spill/stream-1.log: '.durable-agent' is a symbolic link; " +
+        'this path may not contain symbolic links.',
     );
     expect(outsideEntries()).toEqual(['secret.txt']);
   });
@@ -120,5 +134,17 @@ describe('the spill writer stays in the workspace and never throws', () => {
     expect(readFileSync(path.join(ws, spill.relativePath), 'utf8')).toBe(expected);
     expect(readFileSync(path.join(outside, 'secret.txt'), 'utf8')).toBe('TOP SECRET\n');
     expect(existsSync(path.join(outside, 'stream-2.log'))).toBe(false);
+  });
+
+  test('StreamingSpill: the cap counts bytes as written, so three-byte text cannot make the file larger', async () => {
+    const spill = new StreamingSpill(ws, 'stream-3');
+    // 2 MiB characters of 3 bytes each per write, well past the cap in bytes (not in characters).
+    const piece = '€'.repeat(2 * 1024 * 1024);
+    const writes = Math.ceil(MAX_SPILL_BYTES / piece.length);
+    for (let i = 0; i < writes; i++) spill.write(piece);
+    await spill.close();
+    expect(spill.error).toBeUndefined();
+    expect(spill.capped).toBe(true);
+    expect(statSync(path.join(ws, spill.relativePath)).size).toBe(MAX_SPILL_BYTES);
   });
 });
