@@ -1,5 +1,7 @@
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import { AnthropicProvider } from '../../src/models/anthropic';
 import { ScriptedModel, delayed, text, toolUse, type ScriptStep } from '../../src/models/scripted';
 import type { AgentRunInput, ModelRequest } from '../../src/shared';
@@ -89,7 +91,8 @@ test('a 30,000-character write_file every turn for 150 turns completes across co
 
 test('25 sends of 100 KB during a slow tool: each accepted or refused with a reason, and the run completes', async () => {
   const model = new ScriptedModel([
-    toolUse([{ name: 'bash', input: { command: 'sleep 3' } }]),
+    // The tool runs until every send has been answered (the test then creates `go`).
+    toolUse([{ name: 'bash', input: { command: 'while [ ! -f go ]; do sleep 0.1; done' } }]),
     (request: ModelRequest) => text(`Got ${JSON.stringify(request.messages).length} characters.`),
   ]);
   const big = (i: number) => `<msg ${i}>`.padEnd(100_000, 'm');
@@ -104,6 +107,7 @@ test('25 sends of 100 KB during a slow tool: each accepted or refused with a rea
         ),
       ),
     );
+    await fs.writeFile(path.join(workspace, 'go'), '');
     const result = await handle.result();
     return { result, outcomes, types: await chainEvents(handle.workflowId, handle.firstExecutionRunId) };
   });
