@@ -1,5 +1,5 @@
 import type { AgentRunResult, AgentRunState, RunEvent, Usage } from '../shared';
-import { describeToolCall } from '../shared';
+import { EVENT_ANSWER_CHARS, describeToolCall } from '../shared';
 import { isLive, type RunStatusReport } from './run-status';
 
 const nf = new Intl.NumberFormat('en-US');
@@ -59,7 +59,10 @@ export function formatEvent(event: RunEvent, runId = '<run-id>'): string | undef
     case 'approval_resolved':
       return `  ${event.approved ? '✓ approved' : '✗ denied'} ${event.name} (${event.toolUseId})${event.reason ? `: ${event.reason}` : ''}`;
     case 'answer':
-      return `\n${event.text.trim()}\n`;
+      // Events keep an answer's first EVENT_ANSWER_CHARS characters; the run's result has it whole.
+      return event.truncated
+        ? `\n${event.text.trim()}\n[answer cut at ${nf.format(EVENT_ANSWER_CHARS)} characters: progress events carry no more of it]\n`
+        : `\n${event.text.trim()}\n`;
     case 'awaiting_input':
       return `… waiting for a message: durable-agent send ${runId} "<message>" (Ctrl-C ends the session)`;
     case 'run_finished':
@@ -105,10 +108,10 @@ export function formatStatusReport(report: RunStatusReport): string {
   ].join('\n');
 }
 
-export function formatResult(result: AgentRunResult, link?: string): string {
+/** `textShown`: the final text was printed already (as the run's last answer event), so it is not repeated. */
+export function formatResult(result: AgentRunResult, link?: string, textShown = false): string {
   const lines = [
-    '',
-    result.finalText.trim() || '(no final text)',
+    ...(textShown ? [] : ['', result.finalText.trim() || '(no final text)']),
     '',
     `exit reason ${result.exitReason}${result.error ? ` (${result.error.message})` : ''}`,
     `iterations  ${result.iterations}`,

@@ -141,8 +141,8 @@ export async function main(argv: string[]): Promise<number> {
       });
       const id = requireId(positionals, 'follow');
       const out = values.json ? (line: string) => process.stderr.write(`${line}\n`) : say;
-      const result = await follow(getRun(await connectClient(config), id), out);
-      return reportResult(result, webUiLink(config.namespace, id), values.json ?? false);
+      const followed = await follow(getRun(await connectClient(config), id), out);
+      return reportResult(followed.result, webUiLink(config.namespace, id), values.json ?? false, followed.shownAnswer);
     }
     case 'send': {
       const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
@@ -233,33 +233,46 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * Exits with `code` once stdout and stderr have handed everything to the OS. A pipe takes writes
+ * asynchronously, so exiting at once would cut a long answer (or a `--json` result) short.
+ */
+function exitWhenFlushed(code: number): void {
+  let pending = 2;
+  const done = () => {
+    if (--pending === 0) process.exit(code);
+  };
+  process.stdout.write('', done);
+  process.stderr.write('', done);
+}
+
 /** Runs the CLI and exits with its code; errors become one readable line on stderr. */
 export function runCli(argv: string[]): void {
   main(argv).then(
-    (code) => process.exit(code),
+    (code) => exitWhenFlushed(code),
     (e: unknown) => {
       if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
         process.stderr.write(`error: ${(e as Error).message}\n\n${USAGE}\n`);
-        process.exit(2);
+        return exitWhenFlushed(2);
       }
       if (e instanceof PromptRefused) {
         process.stderr.write(`error: ${e.message}\n`);
-        process.exit(2);
+        return exitWhenFlushed(2);
       }
       if (e instanceof WorkflowNotFoundError) {
         process.stderr.write(`error: no such run: ${e.message}\n`);
-        process.exit(1);
+        return exitWhenFlushed(1);
       }
       // A run that ended without a result (cancelled, terminated, timed out) and a refused update
       // are one line each: the run's or the validator's own words.
       if (e instanceof RunEndedError || e instanceof SteerRefused) {
         process.stderr.write(`error: ${e.message}\n`);
-        process.exit(1);
+        return exitWhenFlushed(1);
       }
       // Update and workflow failures say what went wrong in their cause (a validator's message, say).
       const cause = (e as { cause?: { message?: string } }).cause?.message;
       process.stderr.write(`error: ${(e as Error).message ?? String(e)}${cause ? `: ${cause}` : ''}\n`);
-      process.exit(1);
+      return exitWhenFlushed(1);
     },
   );
 }

@@ -3,7 +3,7 @@ import { newRunId, queryEvents, runResult, startRun, interruptRun, type AgentHan
 import type { TemporalConfig } from '../config';
 import { anthropicKeyPresent } from '../models';
 import { isReachable, webUiLink } from '../server/dev-server';
-import type { AgentRunInput, AgentRunResult } from '../shared';
+import type { AgentRunInput, AgentRunResult, RunEvent } from '../shared';
 import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL, parseRunInput } from '../shared';
 import type { AgentWorker } from '../worker';
 import { ensureServer, startInlineWorker } from './environment';
@@ -97,7 +97,8 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
       if (flags.json) process.stdout.write(`${JSON.stringify({ workflowId, runId: handle.firstExecutionRunId })}\n`);
       return 0;
     }
-    return reportResult(await follow(handle, out), link, flags.json);
+    const followed = await follow(handle, out);
+    return reportResult(followed.result, link, flags.json, followed.shownAnswer);
   } finally {
     if (worker) {
       worker.shutdown();
@@ -109,18 +110,29 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
 /**
  * Prints a finished run's result (as JSON on stdout with `--json`, else the summary) and, unless it
  * completed, a one-line reason on stderr. Returns the exit code: 0 for `completed`, else 1.
+ * `shownAnswer`: the answer `follow` printed last, whole; a final text equal to it is not repeated.
  */
-export function reportResult(result: AgentRunResult, link: string, json: boolean): number {
-  process.stdout.write(json ? `${JSON.stringify(result, null, 2)}\n` : `${formatResult(result, link)}\n`);
+export function reportResult(result: AgentRunResult, link: string, json: boolean, shownAnswer?: string): number {
+  const textShown = shownAnswer !== undefined && shownAnswer.trim() === result.finalText.trim();
+  process.stdout.write(json ? `${JSON.stringify(result, null, 2)}\n` : `${formatResult(result, link, textShown)}\n`);
   if (result.exitReason !== 'completed') err(exitLine(result));
   return result.exitReason === 'completed' ? 0 : 1;
+}
+
+/** What `follow` saw: the run's result, and the last answer it printed whole (if any). */
+export interface Followed {
+  result: AgentRunResult;
+  shownAnswer?: string;
 }
 
 /**
  * Prints the run's progress events as they happen, until it ends. Ctrl-C once interrupts the run
  * (it ends promptly with what it has); a second Ctrl-C leaves at once.
+ *
+ * An answer is printed once the next event shows it was not the run's last: the last answer is
+ * printed from the result, whole (events carry only its first EVENT_ANSWER_CHARS characters).
  */
-export async function follow(handle: AgentHandle, out: (line: string) => void): Promise<AgentRunResult> {
+export async function follow(handle: AgentHandle, out: (line: string) => void): Promise<Followed> {
   let cursor = 0;
   let interrupted = false;
   const onSigint = () => {
@@ -148,15 +160,27 @@ export async function follow(handle: AgentHandle, out: (line: string) => void): 
       (error: unknown) => void (outcome = { ok: false, error }),
     );
   };
+  let heldAnswer: Extract<RunEvent, { kind: 'answer' }> | undefined;
+  let shownAnswer: string | undefined;
+  const show = (event: RunEvent) => {
+    const line = formatEvent(event, handle.workflowId);
+    if (line) {
+      spinner.clear();
+      out(line);
+    }
+  };
   const printEvents = async () => {
     const page = await queryEvents(handle, cursor);
     contact.back();
     for (const event of page.events) {
-      const line = formatEvent(event, handle.workflowId);
-      if (line) {
-        spinner.clear();
-        out(line);
+      if (heldAnswer && event.kind !== 'run_finished') {
+        // Not the last answer (a session waits, a message came): print it as the events have it.
+        show(heldAnswer);
+        shownAnswer = heldAnswer.truncated ? undefined : heldAnswer.text;
       }
+      heldAnswer = undefined;
+      if (event.kind === 'answer') heldAnswer = event;
+      else show(event);
       // A spinner while a model call is in flight (terminals only).
       if (event.kind === 'model_call_started') spinner.start(`model call ${event.iteration}…`);
       else if (event.kind !== 'notice' && event.kind !== 'user_message') spinner.stop();
@@ -205,13 +229,14 @@ export async function follow(handle: AgentHandle, out: (line: string) => void): 
       }
       await Promise.race([waiting, sleep(contact.away ? 1000 : 300)]);
     }
-    // Print whatever arrived between the last poll and the end.
+    // Print whatever arrived between the last poll and the end. A held answer is the last one: the
+    // result prints it whole.
     try {
       await printEvents();
     } catch {
       // The final result below says everything that matters.
     }
-    return result;
+    return { result, ...(shownAnswer !== undefined ? { shownAnswer } : {}) };
   } finally {
     spinner.stop();
     process.off('SIGINT', onSigint);
