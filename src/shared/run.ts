@@ -77,6 +77,8 @@ export const runContinuationSchema = z.strictObject({
   needsCompaction: z.boolean(),
   pendingMessages: z.array(z.string()),
   awaitingInput: z.boolean(),
+  /** A session handed over while waiting for input: when its idle timeout ends (epoch ms). */
+  idleDeadline: z.number().optional(),
   workerQueue: z.string().optional(),
   /** Text of answers cut at max_tokens that the next answer continues. */
   textPrefix: z.string().optional(),

@@ -187,12 +187,14 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     maxTokens,
     model,
     hardened: flags.hardened,
+    // Defined below; called only once the loop runs.
+    handOver: (waiting) => handOver(waiting),
   });
   const account = (response: CallModelOutput | Parameters<RunState['account']>[0]) =>
     state.account(response, model, contextWindow);
 
   /** Hands the run to a fresh execution, so history stays small (DESIGN.md §5). */
-  const handOver = async (): Promise<never> => {
+  const handOver = async (waiting?: { idleDeadline: number }): Promise<never> => {
     state.continuations += 1;
     emit({ kind: 'notice', message: `continuing as new (execution ${state.continuations + 1}) to keep history small` });
     await condition(allHandlersFinished);
@@ -203,12 +205,13 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       inbox,
       workerQueue: modelCalls.workerQueue,
       hardened: flags.hardened,
+      ...(waiting ? { waiting } : {}),
     });
     if (flags.hardened && flags.indexed) {
       // This execution stops here: its attributes say `continued`; the next one starts `running`.
       board.index(CONTINUED_STATUS);
       const next = makeContinueAsNewFunc<typeof agentWorkflow>({
-        typedSearchAttributes: board.continuationAttributes(),
+        typedSearchAttributes: board.continuationAttributes(waiting ? 'awaiting_input' : 'running'),
       });
       return next({ ...rawInput, resume: carried });
     }
@@ -241,6 +244,11 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     });
 
   const loop = async (): Promise<LoopExit> => {
+    // A session that handed over while waiting for input goes on waiting, until the same deadline.
+    if (resume?.awaitingInput && resume.idleDeadline !== undefined) {
+      const exit = await turns.waitForInput(state.lastAssistantText, resume.idleDeadline);
+      if (exit) return exit;
+    }
     for (;;) {
       if (state.interrupt) return LoopExit.interrupted(state.interrupt, state.lastAssistantText);
       if (state.overBudget(input.maxBudgetUsd)) return new LoopExit('max_budget', state.lastAssistantText);

@@ -1,4 +1,4 @@
-import { condition } from '@temporalio/workflow';
+import { condition, workflowInfo } from '@temporalio/workflow';
 import {
   INPUT_PREVIEW_CHARS,
   previewInput,
@@ -58,7 +58,17 @@ export class Approvals {
     onChange(approval);
     try {
       if (this.perCall) {
-        await condition(() => entry.decision !== undefined, timeoutMs);
+        // Signals sent meanwhile grow the history; past Temporal's suggestion the run must hand over
+        // rather than wait on into the history limit, so the call is refused and the model may ask again.
+        await condition(() => entry.decision !== undefined || workflowInfo().continueAsNewSuggested, timeoutMs);
+        entry.decision ??= workflowInfo().continueAsNewSuggested
+          ? {
+              approved: false,
+              reason:
+                'the run had to continue as new before anyone decided (its history grew too large); ' +
+                'make the call again if it is still needed',
+            }
+          : undefined;
       } else {
         await condition(() => this.legacyDecisions.has(toolUse.id), timeoutMs);
         entry.decision = this.legacyDecisions.get(toolUse.id);

@@ -33,6 +33,8 @@ export function carriedState(parts: {
   inbox: Inbox;
   workerQueue: string | undefined;
   hardened: boolean;
+  /** Set when a session hands over while it waits for input. */
+  waiting?: { idleDeadline: number };
 }): RunContinuation {
   const { state } = parts;
   return {
@@ -49,7 +51,8 @@ export function carriedState(parts: {
     compactions: state.compactions,
     needsCompaction: state.needsCompaction,
     pendingMessages: parts.inbox.list(),
-    awaitingInput: false,
+    awaitingInput: parts.waiting !== undefined,
+    ...(parts.waiting ? { idleDeadline: parts.waiting.idleDeadline } : {}),
     ...(parts.workerQueue ? { workerQueue: parts.workerQueue } : {}),
     ...(state.textPrefix ? { textPrefix: cutBytes(state.textPrefix, CARRIED_TEXT_PREFIX_BYTES) } : {}),
   };

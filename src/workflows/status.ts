@@ -66,9 +66,9 @@ export class StatusBoard {
    * The search attributes the next execution starts with after continue-as-new: `running`, not the
    * `continued` this execution ends with (it would inherit that until its first workflow task).
    */
-  continuationAttributes(): SearchAttributePair[] {
+  continuationAttributes(status: 'running' | 'awaiting_input'): SearchAttributePair[] {
     return [
-      { key: statusSearchAttribute, value: 'running' },
+      { key: statusSearchAttribute, value: status },
       { key: iterationsSearchAttribute, value: this.state.iteration },
       { key: modelSearchAttribute, value: this.view.model },
       ...(this.state.costUsd !== null ? [{ key: costSearchAttribute, value: this.state.costUsd }] : []),

@@ -1,4 +1,4 @@
-import { condition } from '@temporalio/workflow';
+import { condition, workflowInfo } from '@temporalio/workflow';
 import { toolResultBlock, type ExitReason, type ModelResponse, type RunEventInput } from '../shared';
 import type { Conversation } from './conversation';
 import type { Inbox } from './inbox';
@@ -35,6 +35,8 @@ export interface TurnContext {
   maxTokens: number;
   model: string;
   hardened: boolean;
+  /** Continues as new; `waiting` when a session hands over while it waits for input. */
+  handOver(waiting?: { idleDeadline: number }): Promise<never>;
 }
 
 /**
@@ -114,16 +116,30 @@ export class TurnHandler {
    * the idle timeout. Messages sent meanwhile are taken first either way.
    */
   private async finishTurn(text: string): Promise<LoopExit | undefined> {
-    const { state, inbox, emit } = this.c;
+    const { inbox, emit } = this.c;
     emit({ kind: 'answer', text });
     if (inbox.count > 0) return undefined;
     if (!this.c.session) return new LoopExit('completed', text);
-    state.awaitingInput = true;
     emit({ kind: 'awaiting_input' });
+    return this.waitForInput(text, Date.now() + this.c.sessionIdleMs);
+  }
+
+  /**
+   * A session waits for input until `idleDeadline`. Its history can still grow meanwhile (every
+   * signal a client sends is recorded), so when Temporal suggests continuing as new, it hands over
+   * still waiting instead of running into the history limit; the next execution waits on.
+   */
+  async waitForInput(text: string, idleDeadline: number): Promise<LoopExit | undefined> {
+    const { state, inbox } = this.c;
+    state.awaitingInput = true;
     this.c.index();
-    const woken = await condition(() => inbox.count > 0 || state.endRequested, this.c.sessionIdleMs);
+    const handOverDue = () => this.c.hardened && workflowInfo().continueAsNewSuggested;
+    const remaining = idleDeadline - Date.now();
+    const woken =
+      remaining > 0 && (await condition(() => inbox.count > 0 || state.endRequested || handOverDue(), remaining));
     state.awaitingInput = false;
     if (!woken || (state.endRequested && inbox.count === 0)) return new LoopExit('completed', text);
+    if (inbox.count === 0 && handOverDue()) await this.c.handOver({ idleDeadline });
     return undefined;
   }
 }
