@@ -102,6 +102,8 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
   let sandboxWarning: string | undefined;
   const state = new RunState(resume, () => approvals.size);
+  // A session that handed over while waiting for input is still waiting (see the loop's start).
+  state.awaitingInput = resume?.awaitingInput === true && resume.idleDeadline !== undefined;
   const inbox = new Inbox(resume?.pendingMessages);
   const conversation = new Conversation(
     resume?.conversation ?? {
