@@ -1,53 +1,20 @@
-import { createReadStream, promises as fs, type Stats } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 
 /**
- * File access helpers for the file tools. Reads are streamed so a multi-gigabyte log costs bounded
- * memory, and binary files are recognised the way git and ripgrep do it: a NUL byte near the start.
+ * Reading helpers for read_file, on a descriptor opened and verified by safe-fs: lines are streamed
+ * so a multi-gigabyte log costs bounded memory, and binary files are recognised the way git and
+ * ripgrep do it: a NUL byte near the start.
  */
 
 /** How many leading bytes are inspected for a NUL byte. */
 const BINARY_SNIFF_BYTES = 8192;
 
-/**
- * True when the file's first few kilobytes contain a NUL byte. Pass an open handle (from the
- * workspace-confined open) to check what was opened; a path is opened here and closed after.
- */
-export async function looksBinary(source: string | FileHandle): Promise<boolean> {
-  const handle = typeof source === 'string' ? await fs.open(source, 'r') : source;
-  try {
-    const buffer = Buffer.alloc(BINARY_SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead).includes(0);
-  } finally {
-    if (typeof source === 'string') await handle.close();
-  }
-}
-
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
-}
-
-/**
- * Stat a path that should be an existing regular file, with errors worded for the model.
- * `shown` is the path as the model should see it (relative to the workspace).
- */
-export async function statRegularFile(absolute: string, shown: string): Promise<Stats> {
-  let stat: Stats;
-  try {
-    stat = await fs.stat(absolute);
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new Error(`File not found: '${shown}'.`);
-    if (code === 'EACCES') throw new Error(`Permission denied reading '${shown}'.`);
-    throw error;
-  }
-  if (stat.isDirectory()) {
-    throw new Error(`'${shown}' is a directory, not a file. Use glob to list the files in it.`);
-  }
-  // A FIFO or device would block or never end; only regular files are read.
-  if (!stat.isFile()) throw new Error(`'${shown}' is not a regular file.`);
-  return stat;
+/** True when the open file's first few kilobytes contain a NUL byte. */
+export async function looksBinary(handle: FileHandle): Promise<boolean> {
+  const buffer = Buffer.alloc(BINARY_SNIFF_BYTES);
+  const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+  return buffer.subarray(0, bytesRead).includes(0);
 }
 
 /** One line of a file, possibly cut: `text` holds at most `keepChars` characters of it. */
@@ -60,14 +27,16 @@ export interface FileLine {
 /**
  * Stream the lines of a UTF-8 file, splitting on `\n` only (a `\r` before it is dropped; a lone
  * `\r` is not a line break, as in `cat -n`). Each line keeps at most `keepChars` characters, so one
- * enormous line does not have to fit in memory. An open handle is read from its start and left open.
+ * enormous line does not have to fit in memory. The handle is read from its start and left open.
  */
-export async function* readLines(source: string | FileHandle, keepChars: number): AsyncGenerator<FileLine> {
-  const options = { encoding: 'utf8', highWaterMark: 64 * 1024 } as const;
-  const stream =
-    typeof source === 'string'
-      ? createReadStream(source, options)
-      : createReadStream('', { ...options, fd: source, autoClose: false, start: 0 });
+export async function* readLines(handle: FileHandle, keepChars: number): AsyncGenerator<FileLine> {
+  const stream = createReadStream('', {
+    encoding: 'utf8',
+    highWaterMark: 64 * 1024,
+    fd: handle,
+    autoClose: false,
+    start: 0,
+  });
   let text = '';
   let length = 0;
   let pendingCr = false;

@@ -17,9 +17,8 @@ const MAX_CONTEXT_LINES = 100;
 const NOTE_RESERVE_CHARS = 600;
 
 /**
- * Kept so existing configurations still type-check: every value selects the one engine, RE2 in a
- * search thread. ripgrep is no longer used (its answers came back through the worker's main thread,
- * and its dialect differed from RE2's at the edges).
+ * Ignored: RE2 in a search thread is the one engine. Kept only because bench/search-figure.ts types
+ * the old engine's module (loaded from git history) with today's options; remove it with that use.
  * @deprecated ignored
  */
 export type GrepEngine = 'auto' | 'rg' | 'js';

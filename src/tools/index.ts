@@ -6,7 +6,7 @@
 import { createBashTool, type BashToolOptions } from './bash';
 import { createDoneTool } from './done';
 import { createEditFileTool } from './edit-file';
-import { createGlobTool } from './glob';
+import { createGlobTool, type GlobToolOptions } from './glob';
 import { createGrepTool, type GrepToolOptions } from './grep';
 import { createReadFileTool } from './read-file';
 import { ToolRegistry } from './registry';
@@ -15,6 +15,7 @@ import { createWriteFileTool } from './write-file';
 
 export interface BuiltinToolOptions {
   bash?: BashToolOptions;
+  glob?: GlobToolOptions;
   grep?: GrepToolOptions;
 }
 
@@ -25,7 +26,7 @@ export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
     createReadFileTool(),
     createWriteFileTool(),
     createEditFileTool(),
-    createGlobTool(),
+    createGlobTool(options.glob),
     createGrepTool(options.grep),
     createDoneTool(),
   ];
@@ -45,6 +46,6 @@ export { createReadFileTool } from './read-file';
 export { createDoneTool } from './done';
 export { createWriteFileTool } from './write-file';
 export { createEditFileTool } from './edit-file';
-export { createGlobTool } from './glob';
+export { createGlobTool, type GlobToolOptions } from './glob';
 export { createGrepTool, type GrepEngine, type GrepToolOptions } from './grep';
 export type { SideEffect, Tool, ToolContext, ToolOutput, ToolResult } from './types';

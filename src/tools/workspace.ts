@@ -2,12 +2,16 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 
 /**
- * Path confinement for the file tools (read_file, write_file, edit_file, glob, grep).
+ * Workspace paths: the real workspace root, the lexical and real-path containment check, and how
+ * paths are shown to the model.
  *
- * Every path the model names goes through {@link resolveInWorkspace} before any file is touched.
- * The check is done on real paths (symlinks resolved), so a link inside the workspace that points
- * outside it is refused just like `../x` is. The bash tool is deliberately NOT confined: it runs
- * with the workspace as its working directory, but a shell can reach anything the worker can.
+ * read_file, write_file, edit_file and the spill writer do not use {@link resolveInWorkspace}: they
+ * walk the path by descriptor (safe-fs/locate.ts), which a concurrent swap cannot redirect. glob and
+ * grep resolve their starting folder here and their search thread re-checks every directory and file
+ * it opens through its descriptor (search/tree.ts). The bash tool runs in the workspace inside the
+ * bubblewrap sandbox, where the workspace and a private /tmp are the only writable places and the
+ * worker's other files are not mounted (sandbox/bwrap.ts); only with DURABLE_AGENT_SANDBOX=off can
+ * a shell reach anything the worker can.
  */
 
 /** A path the model asked for that lies outside the workspace (or cannot be resolved safely). */
