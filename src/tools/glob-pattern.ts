@@ -37,7 +37,8 @@ function rangeItem(lo: number, hi: number): string {
 
 /** Parse a `[...]` class starting at `start` (the `[`). Returns undefined when it is not closed. */
 function parseClass(glob: string, start: number): Parsed | undefined {
-  const chars = Array.from(glob.slice(start + 1));
+  // Only a `]` can close it: never look past the last one (`[[[[…` would cost quadratic time).
+  const chars = Array.from(glob.slice(start + 1, glob.lastIndexOf(']') + 1));
   let i = 0;
   let negate = false;
   if (chars[i] === '!' || chars[i] === '^') {
@@ -90,10 +91,35 @@ function parseClass(glob: string, start: number): Parsed | undefined {
 }
 
 /**
- * Translate from `start` until the end of the glob, or — inside braces — until the `,` or `}` that
- * ends the current alternative.
+ * Where each `{` that opens a group is closed, found in one left-to-right pass over the same tokens
+ * `translate` reads (escapes and closed `[…]` classes are skipped whole): a `}` closes the innermost
+ * open `{`; a `{` still open at the end is literal, and so is every `{` around it. Deciding this by
+ * trying each `{` in turn took time exponential in the number of unclosed `{` (`{{{…` of 30
+ * characters ran for a minute).
  */
-function translate(glob: string, start: number, inBraces: boolean): Parsed {
+function matchBraces(glob: string): Map<number, number> {
+  const closes = new Map<number, number>();
+  const open: number[] = [];
+  for (let i = 0; i < glob.length;) {
+    const c = glob[i];
+    if (c === '\\') {
+      i += (glob.codePointAt(i + 1) ?? 0) > 0xffff ? 3 : 2;
+    } else if (c === '[') {
+      i = parseClass(glob, i)?.end ?? i + 1;
+    } else {
+      if (c === '{') open.push(i);
+      else if (c === '}' && open.length > 0) closes.set(open.pop() as number, i);
+      i++;
+    }
+  }
+  return closes;
+}
+
+/**
+ * Translate from `start` until the end of the glob, or — inside braces — until the `,` or `}` that
+ * ends the current alternative. `closes` comes from {@link matchBraces}.
+ */
+function translate(glob: string, start: number, inBraces: boolean, closes: Map<number, number>): Parsed {
   let out = '';
   let i = start;
   while (i < glob.length) {
@@ -132,28 +158,18 @@ function translate(glob: string, start: number, inBraces: boolean): Parsed {
         out += literal('[');
         i++;
       }
-    } else if (c === '{') {
+    } else if (c === '{' && closes.has(i)) {
+      // Every `{` inside a closed group is closed too, so each alternative ends at a `,` or at `}`.
       const alternatives: string[] = [];
       let j = i + 1;
-      let closed = false;
-      while (j <= glob.length) {
-        const alt = translate(glob, j, true);
+      for (;;) {
+        const alt = translate(glob, j, true, closes);
         alternatives.push(alt.source);
-        if (alt.end >= glob.length) break;
-        if (glob[alt.end] === '}') {
-          closed = true;
-          j = alt.end + 1;
-          break;
-        }
-        j = alt.end + 1; // past the comma
+        j = alt.end + 1; // past the `,` or the `}`
+        if (glob[alt.end] !== ',') break;
       }
-      if (closed) {
-        out += `(?:${alternatives.join('|')})`;
-        i = j;
-      } else {
-        out += literal('{');
-        i++;
-      }
+      out += `(?:${alternatives.join('|')})`;
+      i = j;
     } else {
       const point = glob.codePointAt(i) as number;
       out += literal(String.fromCodePoint(point));
@@ -173,7 +189,7 @@ export function globToRegExp(glob: string): RegExp {
       `The glob pattern is ${glob.length} characters long; at most ${MAX_PATTERN_CHARS} are accepted.`,
     );
   }
-  return compileRe2(`^${translate(glob, 0, false).source}$`, 's', 'glob pattern');
+  return compileRe2(`^${translate(glob, 0, false, matchBraces(glob)).source}$`, 's', 'glob pattern');
 }
 
 /**

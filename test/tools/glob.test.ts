@@ -25,6 +25,10 @@ describe('globToRegExp', () => {
     ['[]]x', [']x'], ['x']],
     ['file[.txt', ['file[.txt'], ['file.txt']],
     ['{unclosed', ['{unclosed'], ['unclosed']],
+    ['{{a,b}', ['{a', '{b'], ['a', '{{a,b}']],
+    ['{a,{b}x', ['{a,bx'], ['ax', 'bx']],
+    ['{a,[}]}x', ['ax', '}x'], ['a,x']],
+    ['a}b,c', ['a}b,c'], []],
     ['a\\*b', ['a*b'], ['axb']],
     ['a+b(c).txt', ['a+b(c).txt'], ['aab(c).txt', 'a+bc.txt']],
     ['**', ['a', 'a/b/c', '.git/x'], []],
@@ -165,5 +169,43 @@ describe('glob tool', () => {
     const result = await registry.run('glob', { pattern: '**' }, makeContext(dir, { signal: controller.signal }));
     expect(result.isError).toBe(true);
     expect(result.content).toMatch(/cancelled/);
+  });
+});
+
+/**
+ * Whether a `{` opens a group used to be decided by trying it and, when no `}` closed it, trying the
+ * next `{` from scratch: time exponential in the number of unclosed `{` (30 of them: a minute).
+ */
+describe('glob patterns with many braces compile in linear time', () => {
+  const { dir, cleanup } = makeTempDir();
+  afterAll(cleanup);
+  // The glob option reaches the tool: with the old compiler this call ends at the deadline instead.
+  const registry = createDefaultRegistry({ glob: { deadlineMs: 10_000 } });
+
+  test('a name of 200 unclosed `{` is found by itself as a pattern', async () => {
+    const name = `${'{'.repeat(200)}x`;
+    writeTree(dir, { [name]: '', x: '' });
+    const result = await registry.run('glob', { pattern: name }, makeContext(dir));
+    expect(result).toEqual({ content: name, isError: false });
+  });
+
+  test('4,096 characters of `{`, `{,`, `[{` or `{a,` are patterns like any other', async () => {
+    for (const pattern of ['{'.repeat(4096), '{,'.repeat(2048), '[{'.repeat(2048), '{a,'.repeat(1365)]) {
+      const result = await registry.run('glob', { pattern }, makeContext(dir));
+      expect(result).toEqual({ content: `No files match '${pattern}' in the workspace root.`, isError: false });
+    }
+  });
+
+  test('the tool options reach glob: a 1 ms deadline stops it', async () => {
+    // Walking 2,000 files in 200 folders takes far longer than 1 ms.
+    for (let i = 0; i < 2000; i++) writeTree(dir, { [`tree/d${i % 200}/f${i}.txt`]: '' });
+    const stopped = createDefaultRegistry({ glob: { deadlineMs: 1 } });
+    const result = await stopped.run('glob', { pattern: '**' }, makeContext(dir));
+    expect(result).toEqual({
+      content:
+        'Error: glob was stopped after 1 ms, its time limit, before it finished. Search a smaller part of the ' +
+        'workspace (path, glob) or use a more specific pattern.',
+      isError: true,
+    });
   });
 });
