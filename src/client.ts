@@ -39,6 +39,15 @@ export function newRunId(now = new Date()): string {
 }
 
 /**
+ * `text` as Temporal markdown that renders as itself in the Web UI: `$…$` would be math, `*`, `_`,
+ * `` ` ``, `[…](…)` and `<b>` would format (the prompt and the workspace are the user's text, not
+ * markup), and a leading `#`, `-`, `+`, `>` or `1.` would make a heading, a list or a quote.
+ */
+export function markdownText(text: string): string {
+  return text.replace(/[\\`*_[\]<>$~|&]/g, '\\$&').replace(/^(\s*)([#+\->]|\d+[.)])/, '$1\\$2');
+}
+
+/**
  * The run's fixed settings as markdown, shown as the workflow's static details in the Web UI. What
  * the input leaves out is shown as the workflow will resolve it (model, iterations), or as left to
  * the worker (workspace).
@@ -46,7 +55,7 @@ export function newRunId(now = new Date()): string {
 export function runDetails(input: AgentRunInput): string {
   const limits = [
     `${input.maxIterations ?? DEFAULTS.maxIterations} iterations`,
-    input.maxBudgetUsd !== undefined ? `budget $${input.maxBudgetUsd}` : 'no budget limit',
+    input.maxBudgetUsd !== undefined ? `budget ${input.maxBudgetUsd} USD` : 'no budget limit',
     `${input.maxTokens ?? DEFAULTS.maxTokens} max tokens per model call`,
   ];
   const modes = [
@@ -58,7 +67,7 @@ export function runDetails(input: AgentRunInput): string {
   return [
     `- **Model:** \`${input.model ?? DEFAULT_ANTHROPIC_MODEL}\``,
     `- **Limits:** ${limits.join(' · ')}`,
-    `- **Workspace:** ${input.workspace ? `\`${input.workspace}\`` : "the worker's working directory"}`,
+    `- **Workspace:** ${input.workspace ? markdownText(input.workspace) : "the worker's working directory"}`,
     `- **Tools:** ${(input.tools ?? BUILTIN_TOOL_NAMES).join(', ')}`,
     ...(modes.length ? [`- **Mode:** ${modes.join(' · ')}`] : []),
   ].join('\n');
@@ -73,7 +82,7 @@ export async function startRun(
     args: [input],
     taskQueue: options.taskQueue,
     workflowId: options.workflowId,
-    staticSummary: input.prompt.split('\n')[0]?.slice(0, 200),
+    staticSummary: markdownText(input.prompt.trim().split('\n')[0]?.slice(0, 200) ?? ''),
     staticDetails: runDetails(input),
   });
 }

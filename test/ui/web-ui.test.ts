@@ -1,17 +1,25 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, openSync, promises as fs } from 'node:fs';
-import * as os from 'node:os';
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { getRun, interruptRun, startRun } from '../../src/client';
 import { ScriptedModel, delayed, text, toolUse } from '../../src/models/scripted';
-import { devServerArgs, freePort, waitUntilReachable, webUiLink } from '../../src/server/dev-server';
+import { webUiLink } from '../../src/server/dev-server';
 import { createDefaultRegistry } from '../../src/tools';
 import { createAgentWorker, type AgentWorker } from '../../src/worker';
 import { eventually } from '../support/run-helpers';
 import { quietRuntime, tempWorkspace, testBundlePath } from '../support/temporal';
+import {
+  UI_TIMEOUT_MS,
+  describeWithChromium,
+  launchChromium,
+  renderedUnder,
+  save,
+  startUiServer,
+  suiteName,
+  type Browser,
+  type UiServer,
+} from './ui-support';
 
 /**
  * The Temporal Web UI, checked in a real browser: an own dev server WITH the UI (in memory, free
@@ -20,26 +28,12 @@ import { quietRuntime, tempWorkspace, testBundlePath } from '../support/temporal
  * Screenshots land in test-artifacts/. Skipped only when /usr/bin/chromium is missing (.ci/run
  * installs it).
  */
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
-
-const describeWithChromium = existsSync(CHROMIUM) ? describe : describe.skip;
-const suiteName = existsSync(CHROMIUM)
-  ? 'Temporal Web UI (headless Chromium)'
-  : `Temporal Web UI (skipped: ${CHROMIUM} is missing; apt-get install -y chromium)`;
-
-/** The UI is a single-page app that fills in as data arrives: more patience than the default. */
-const UI_TIMEOUT_MS = 30_000;
-
-describeWithChromium(suiteName, () => {
-  let server: ChildProcess;
-  let serverDir: string;
-  let uiBase: string;
+describeWithChromium(suiteName('Temporal Web UI'), () => {
+  let server: UiServer;
   let connection: Connection;
   let nativeConnection: NativeConnection;
   let client: Client;
-  let browser: BrowserContext;
-  let userDataDir: string | undefined;
+  let browser: Browser;
   let worker: AgentWorker | undefined;
   let workerDone: Promise<void> | undefined;
   const run = { workflowId: `ui-run-${Date.now()}`, link: '', workspace: '' };
@@ -47,40 +41,11 @@ describeWithChromium(suiteName, () => {
 
   beforeAll(async () => {
     quietRuntime();
-    const cli = process.env.DA_TEST_TEMPORAL_CLI;
-    if (!cli) throw new Error('DA_TEST_TEMPORAL_CLI is not set: run the suite with `npm test`.');
-    const address = `127.0.0.1:${await freePort()}`;
-    const uiPort = await freePort();
-    serverDir = await fs.mkdtemp(path.join(os.tmpdir(), 'durable-agent-ui-'));
-    const log = openSync(path.join(serverDir, 'temporal-server.log'), 'a');
-    // In memory (no db file), with the Web UI.
-    server = spawn(cli, devServerArgs({ address, uiPort, headless: false }), { stdio: ['ignore', log, log] });
-    await waitUntilReachable(address, 60_000, server);
-    uiBase = `http://127.0.0.1:${uiPort}`;
-    process.env.TEMPORAL_UI_URL = uiBase;
-    await waitForHttp(uiBase, 30_000);
-
-    connection = await Connection.connect({ address });
-    nativeConnection = await NativeConnection.connect({ address });
+    [server, browser] = await Promise.all([startUiServer(), launchChromium()]);
+    process.env.TEMPORAL_UI_URL = server.uiBase;
+    connection = await Connection.connect({ address: server.address });
+    nativeConnection = await NativeConnection.connect({ address: server.address });
     client = new Client({ connection });
-
-    userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'durable-agent-chromium-'));
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1600, height: 1200 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        // Without these Chromium phones home, and the closed network refuses its connections.
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
 
     // A run that called bash and read_file, and now waits in its second model call (so it is
     // running, with live details) until afterAll interrupts it.
@@ -128,19 +93,11 @@ describeWithChromium(suiteName, () => {
     await browser?.close();
     await connection?.close();
     await nativeConnection?.close();
-    if (server && server.exitCode === null) {
-      await new Promise<void>((resolve) => {
-        server.once('exit', () => resolve());
-        server.kill('SIGTERM');
-        setTimeout(() => server.kill('SIGKILL'), 5000).unref();
-      });
-    }
-    if (serverDir) await fs.rm(serverDir, { recursive: true, force: true });
-    if (userDataDir) await fs.rm(userDataDir, { recursive: true, force: true });
+    await server?.stop();
   });
 
   test("the event history shows the run summary (the prompt's first line) and every activity's summary", async () => {
-    const page = await browser.newPage();
+    const page = await browser.context.newPage();
     await page.goto(run.link);
     // The table labels each event's details; a summary is a "Summary" label followed by its value.
     const summaries = page.locator('xpath=//tr//p[normalize-space()="Summary"]/following-sibling::div[1]');
@@ -164,7 +121,7 @@ describeWithChromium(suiteName, () => {
   }, 60_000);
 
   test('the User Metadata tab shows the summary, the static details, the activities and the live current details', async () => {
-    const page = await browser.newPage();
+    const page = await browser.context.newPage();
     await page.goto(run.link);
     await page.getByTestId('user-metadata-tab').click();
 
@@ -195,7 +152,8 @@ describeWithChromium(suiteName, () => {
     // Current details come from the running workflow (setCurrentDetails), through a query.
     const current = await renderedUnder(page, 'Current Details', (t) => t.includes('iteration'));
     expect(current).toContain('running · iteration 1 / 200 · model scripted-ui');
-    expect(current).toContain('cost $0.0000');
+    // Dollar signs would be math in the UI's markdown: the cost is written in USD.
+    expect(current).toContain('cost 0.0000 USD');
     await save(page, 'web-ui-user-metadata');
   }, 60_000);
 });
@@ -207,34 +165,3 @@ const EXPECTED_SUMMARIES = [
   'read_file notes.txt',
   'model scripted-ui · iteration 2',
 ];
-
-/** The text of the markdown the UI renders (in an iframe) under a heading, once `ready` accepts it. */
-async function renderedUnder(page: Page, heading: string, ready: (text: string) => boolean): Promise<string> {
-  const frame = page.frameLocator(`xpath=//h3[normalize-space()="${heading}"]/following::iframe[1]`);
-  return eventually(
-    async () => (await frame.locator('body').innerText({ timeout: 30_000 })).replace(/\s+/g, ' ').trim(),
-    (text) => expect(ready(text) ? 'ready' : text).toBe('ready'),
-    UI_TIMEOUT_MS,
-  );
-}
-
-/** A full-page screenshot (and the page's text, for a failing run) in test-artifacts/. */
-async function save(page: Page, name: string): Promise<void> {
-  await fs.mkdir(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-  await fs.writeFile(path.join(ARTIFACTS, `${name}.txt`), await page.innerText('body'));
-}
-
-async function waitForHttp(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const res = await fetch(url);
-      if (res.ok) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error(`the Web UI did not answer at ${url} within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
