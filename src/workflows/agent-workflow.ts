@@ -1,37 +1,23 @@
 import {
   ActivityCancellationType,
-  ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
   condition,
   continueAsNew,
   isCancellation,
   makeContinueAsNewFunc,
-  patched,
   proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
-  BUILTIN_SIDE_EFFECTS,
-  DEFAULT_ANTHROPIC_MODEL,
-  DEFAULT_APPROVAL_TIMEOUT_SECONDS,
-  DEFAULT_COMPACT_AT_BYTES,
-  DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS,
-  DEFAULTS,
   DONE_TOOL_NAME,
-  ErrorTypes,
-  MAX_CONVERSATION_BYTES,
   SUMMARY_FALLBACK_TEXT,
   SUMMARY_INSTRUCTION,
-  contextWindowOf,
-  hasKnownPrice,
-  parseRunInput,
   textOf,
   type AgentRunInput,
   type AgentRunResult,
   type CallModelOutput,
-  type Permission,
   type RunContinuation,
 } from '../shared';
 import { modelActivityOptions } from '../shared/run-timeouts';
@@ -39,11 +25,13 @@ import { Approvals } from './approvals';
 import { keepConversationSmall } from './compaction';
 import { carriedState, shouldContinueAsNew } from './continuation';
 import { Conversation } from './conversation';
+import { endCancelled, endWith } from './ending';
 import { EventLog } from './events';
 import { registerHandlers } from './handlers';
 import { Inbox } from './inbox';
 import { ModelCalls, failureMessage, failureType, stopping } from './model-calls';
 import { RunState } from './run-state';
+import { patchFlags, settingsOf, validatedInput } from './settings';
 import { CONTINUED_STATUS, StatusBoard } from './status';
 import { ToolDispatch } from './tool-dispatch';
 import { LoopExit, TurnHandler } from './turn';
@@ -56,47 +44,11 @@ import { LoopExit, TurnHandler } from './turn';
  */
 export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunResult> {
   const info = workflowInfo();
-  const parsed = parseRunInput(rawInput);
-  if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.error, ErrorTypes.InvalidInput);
-  const input = parsed.input;
-  // The continuation state is internal: only an execution that was continued as new may carry it.
-  if (input.resume && !info.continuedFromExecutionRunId) {
-    throw ApplicationFailure.nonRetryable(
-      'Invalid run input: resume is internal state that a run carries into its next execution; leave it out',
-      ErrorTypes.InvalidInput,
-    );
-  }
-  const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
-  if (input.maxBudgetUsd !== undefined && !hasKnownPrice(model)) {
-    throw ApplicationFailure.nonRetryable(
-      `Invalid run input: maxBudgetUsd cannot be enforced because the price of model '${model}' is unknown; ` +
-        'use a model from the price table or drop maxBudgetUsd',
-      ErrorTypes.InvalidInput,
-    );
-  }
-
-  // Each patch marks a change in the commands a run produces; runs recorded before it replay without.
-  const flags = {
-    indexed: patched('search-attributes'),
-    sticky: patched('sticky-activities'),
-    localReadTools: patched('local-read-tools'),
-    workerLocalTools: patched('worker-local-tools'),
-    throttled: patched('throttled-search-attributes'),
-    // Bounded payloads, per-call approvals, cancel and failure recorded the Temporal way.
-    hardened: patched('hardened-run'),
-  };
+  const input = validatedInput(rawInput);
+  const flags = patchFlags();
   const resume: RunContinuation | undefined = input.resume;
-  const maxIterations = input.maxIterations ?? DEFAULTS.maxIterations;
-  const maxTokens = input.maxTokens ?? DEFAULTS.maxTokens;
-  const contextWindow = input.contextWindowTokens ?? contextWindowOf(model);
-  const compactAt = input.compactAtBytes ?? DEFAULT_COMPACT_AT_BYTES;
-  const softCapBytes = flags.hardened ? Math.min(compactAt, Math.floor(MAX_CONVERSATION_BYTES * 0.75)) : compactAt;
-  const session = input.session ?? false;
-  const requireDone = input.requireDoneTool ?? false;
-  /** allow / deny / ask per tool; with `approveMutating`, mutating tools (and unknown ones) default to ask. */
-  const permissionFor = (name: string): Permission =>
-    input.permissions?.[name] ??
-    (input.approveMutating && (BUILTIN_SIDE_EFFECTS[name] ?? 'mutating') === 'mutating' ? 'ask' : 'allow');
+  const settings = settingsOf(input, flags);
+  const { model, maxIterations, maxTokens, contextWindow, softCapBytes, session, requireDone } = settings;
 
   const approvals = new Approvals(flags.hardened);
   /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
@@ -150,8 +102,8 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       ...(input.commandPolicy ? { commandPolicy: input.commandPolicy } : {}),
       toolNames: input.tools,
       requireDone,
-      permissionFor,
-      approvalTimeoutMs: (input.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) * 1000,
+      permissionFor: settings.permissionFor,
+      approvalTimeoutMs: settings.approvalTimeoutMs,
       timeouts: input.timeouts,
       flags,
     },
@@ -184,7 +136,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     emit,
     index: () => board.index(),
     session,
-    sessionIdleMs: (input.sessionIdleTimeoutSeconds ?? DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS) * 1000,
+    sessionIdleMs: settings.sessionIdleMs,
     requireDone,
     maxTokens,
     model,
@@ -310,6 +262,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   );
   board.index();
 
+  const ending = { state, board, model, hardened: flags.hardened, emit };
   let exit: LoopExit;
   try {
     exit = await loopScope.run(loop);
@@ -317,38 +270,10 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     if (state.interrupt && (isCancellation(err) || loopScope.consideredCancelled)) {
       exit = LoopExit.interrupted(state.interrupt, state.lastAssistantText);
     } else if (flags.hardened && CancellationScope.current().consideredCancelled) {
-      // A Temporal cancel: record the end where operators look, then end Canceled.
-      state.finalStatus = 'cancelled';
-      emit({ kind: 'run_finished', exitReason: 'cancelled', finalText: state.lastAssistantText });
-      board.index();
-      await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
-      throw err;
+      return endCancelled(ending, err);
     } else {
       throw err;
     }
   }
-
-  state.finalStatus = exit.exitReason;
-  emit({ kind: 'run_finished', exitReason: exit.exitReason, finalText: exit.finalText });
-  board.index();
-  await condition(allHandlersFinished);
-  const result: AgentRunResult = {
-    exitReason: exit.exitReason,
-    finalText: exit.finalText,
-    iterations: state.iteration,
-    usage: state.usage,
-    costUsd: state.costUsd,
-    model,
-    ...(exit.error ? { error: exit.error } : {}),
-  };
-  // A failed run is a failed workflow, so Temporal's own status and filters tell the truth.
-  if (flags.hardened && exit.exitReason === 'failed') {
-    throw ApplicationFailure.create({
-      message: `the run failed: ${exit.error?.message ?? 'unknown cause'}`,
-      type: ErrorTypes.RunFailed,
-      nonRetryable: true,
-      details: [result],
-    });
-  }
-  return result;
+  return endWith(ending, exit);
 }

@@ -1,0 +1,55 @@
+import { ApplicationFailure, CancellationScope, allHandlersFinished, condition } from '@temporalio/workflow';
+import { ErrorTypes, type AgentRunResult, type RunEventInput } from '../shared';
+import type { RunState } from './run-state';
+import type { StatusBoard } from './status';
+import type { LoopExit } from './turn';
+
+interface EndingContext {
+  state: RunState;
+  board: StatusBoard;
+  model: string;
+  hardened: boolean;
+  emit(event: RunEventInput): void;
+}
+
+/**
+ * A Temporal cancel stopped the run: its end is written where operators look (state, events, search
+ * attributes, Current Details), then the workflow ends Canceled by rethrowing the cancellation.
+ */
+export async function endCancelled(c: EndingContext, cancellation: unknown): Promise<never> {
+  c.state.finalStatus = 'cancelled';
+  c.emit({ kind: 'run_finished', exitReason: 'cancelled', finalText: c.state.lastAssistantText });
+  c.board.index();
+  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+  throw cancellation;
+}
+
+/**
+ * The run's result. A run that ended `failed` is a failed workflow (non-retryable
+ * `DurableAgent.RunFailed`, the result in its details), so Temporal's own status and filters tell
+ * the truth; every other exit reason completes with the result.
+ */
+export async function endWith(c: EndingContext, exit: LoopExit): Promise<AgentRunResult> {
+  c.state.finalStatus = exit.exitReason;
+  c.emit({ kind: 'run_finished', exitReason: exit.exitReason, finalText: exit.finalText });
+  c.board.index();
+  await condition(allHandlersFinished);
+  const result: AgentRunResult = {
+    exitReason: exit.exitReason,
+    finalText: exit.finalText,
+    iterations: c.state.iteration,
+    usage: c.state.usage,
+    costUsd: c.state.costUsd,
+    model: c.model,
+    ...(exit.error ? { error: exit.error } : {}),
+  };
+  if (c.hardened && exit.exitReason === 'failed') {
+    throw ApplicationFailure.create({
+      message: `the run failed: ${exit.error?.message ?? 'unknown cause'}`,
+      type: ErrorTypes.RunFailed,
+      nonRetryable: true,
+      details: [result],
+    });
+  }
+  return result;
+}

@@ -1,0 +1,88 @@
+import { ApplicationFailure, patched, workflowInfo } from '@temporalio/workflow';
+import {
+  BUILTIN_SIDE_EFFECTS,
+  DEFAULT_ANTHROPIC_MODEL,
+  DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+  DEFAULT_COMPACT_AT_BYTES,
+  DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS,
+  DEFAULTS,
+  ErrorTypes,
+  MAX_CONVERSATION_BYTES,
+  contextWindowOf,
+  hasKnownPrice,
+  parseRunInput,
+  type AgentRunInput,
+  type Permission,
+} from '../shared';
+
+/** Which code paths a run's history was recorded with: each patch marks a change in the commands it produces. */
+export interface PatchFlags {
+  indexed: boolean;
+  sticky: boolean;
+  localReadTools: boolean;
+  workerLocalTools: boolean;
+  throttled: boolean;
+  /** Bounded payloads, per-call approvals, cancel and failure recorded the Temporal way. */
+  hardened: boolean;
+}
+
+export function patchFlags(): PatchFlags {
+  return {
+    indexed: patched('search-attributes'),
+    sticky: patched('sticky-activities'),
+    localReadTools: patched('local-read-tools'),
+    workerLocalTools: patched('worker-local-tools'),
+    throttled: patched('throttled-search-attributes'),
+    hardened: patched('hardened-run'),
+  };
+}
+
+export type ParsedInput = Extract<ReturnType<typeof parseRunInput>, { ok: true }>['input'];
+
+/**
+ * The run input, validated as the client validated it, or a non-retryable failure that says what
+ * is wrong. The continuation state is internal: only an execution that was continued as new may
+ * carry it.
+ */
+export function validatedInput(rawInput: AgentRunInput): ParsedInput {
+  const parsed = parseRunInput(rawInput);
+  if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.error, ErrorTypes.InvalidInput);
+  const input = parsed.input;
+  if (input.resume && !workflowInfo().continuedFromExecutionRunId) {
+    throw ApplicationFailure.nonRetryable(
+      'Invalid run input: resume is internal state that a run carries into its next execution; leave it out',
+      ErrorTypes.InvalidInput,
+    );
+  }
+  const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
+  if (input.maxBudgetUsd !== undefined && !hasKnownPrice(model)) {
+    throw ApplicationFailure.nonRetryable(
+      `Invalid run input: maxBudgetUsd cannot be enforced because the price of model '${model}' is unknown; ` +
+        'use a model from the price table or drop maxBudgetUsd',
+      ErrorTypes.InvalidInput,
+    );
+  }
+  return input;
+}
+
+/** The run's settings with their defaults applied. */
+export function settingsOf(input: ParsedInput, flags: PatchFlags) {
+  const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
+  const compactAt = input.compactAtBytes ?? DEFAULT_COMPACT_AT_BYTES;
+  return {
+    model,
+    maxIterations: input.maxIterations ?? DEFAULTS.maxIterations,
+    maxTokens: input.maxTokens ?? DEFAULTS.maxTokens,
+    contextWindow: input.contextWindowTokens ?? contextWindowOf(model),
+    // With bounded payloads, compaction starts well below the conversation's hard cap.
+    softCapBytes: flags.hardened ? Math.min(compactAt, Math.floor(MAX_CONVERSATION_BYTES * 0.75)) : compactAt,
+    session: input.session ?? false,
+    requireDone: input.requireDoneTool ?? false,
+    approvalTimeoutMs: (input.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) * 1000,
+    sessionIdleMs: (input.sessionIdleTimeoutSeconds ?? DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS) * 1000,
+    /** allow / deny / ask per tool; with `approveMutating`, mutating tools (and unknown ones) default to ask. */
+    permissionFor: (name: string): Permission =>
+      input.permissions?.[name] ??
+      (input.approveMutating && (BUILTIN_SIDE_EFFECTS[name] ?? 'mutating') === 'mutating' ? 'ask' : 'allow'),
+  };
+}
