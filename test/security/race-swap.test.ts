@@ -10,7 +10,7 @@ import { makeContext, makeWorkspace } from '../tools/helpers';
 /**
  * The check-then-use race, for real: a separate process swaps `d` and `.durable-agent` between a
  * directory inside the workspace and a symlink to an outside directory, as fast as it can, while
- * every file tool and both spill writers run in a loop. Before the fix, this measured dozens of
+ * every file tool (glob and grep included, through the registry) and both spill writers run in a loop. Before the fix, this measured dozens of
  * reads of the outside file and dozens of writes landing outside; it must be 0 and 0.
  */
 const RACE_MS = 20_000;
@@ -60,6 +60,8 @@ test(`a directory swapped for an outside symlink for ${RACE_MS / 1000} s: 0 outs
   try {
     writeFileSync(path.join(outside, 'secret.txt'), 'OUTSIDE\n');
     writeFileSync(path.join(outside, 'edit.txt'), 'OUTSIDE\nEND\n');
+    // A name and a content that exist only outside: glob and grep must never show either.
+    writeFileSync(path.join(outside, 'only-outside.txt'), 'OUTSIDE ONLY\n');
     mkdirSync(path.join(ws, 'd.real'));
     writeFileSync(path.join(ws, 'd.real', 'secret.txt'), 'INSIDE\n');
     writeFileSync(path.join(ws, 'd.real', 'edit.txt'), 'INSIDE\nEND\n');
@@ -75,6 +77,16 @@ test(`a directory swapped for an outside symlink for ${RACE_MS / 1000} s: 0 outs
     const deadline = Date.now() + RACE_MS;
 
     const count = { readsInside: 0, readsOutside: 0, readErrors: 0, writes: 0, edits: 0, spills: 0, streams: 0 };
+    const search = { inside: 0, outside: 0, other: 0 };
+    /** A glob or grep call as the model makes it: outside names or content must never appear. */
+    const searchLoop = (tool: 'glob' | 'grep', input: Record<string, unknown>, insideMark: string) =>
+      loop(async (i) => {
+        const { content } = await registry.run(tool, input, ctx(i));
+        if (content.includes('OUTSIDE') || content.includes('only-outside')) {
+          if (search.outside++ < 3) console.log(`${tool} showed the outside: ${content.slice(0, 300)}`);
+        } else if (content.includes(insideMark)) search.inside++;
+        else search.other++;
+      });
     let id = 0;
     const loop = async (step: (i: number) => Promise<void>) => {
       while (Date.now() < deadline) await step(id++);
@@ -100,6 +112,11 @@ test(`a directory swapped for an outside symlink for ${RACE_MS / 1000} s: 0 outs
       loop(async (i) => {
         if ((await registry.run('big', {}, ctx(i))).content.includes('is saved in')) count.spills++;
       }),
+      searchLoop('glob', { pattern: 'd/*' }, 'd/secret.txt'),
+      searchLoop('glob', { pattern: '**/*outside*' }, '\u0000never'),
+      // The patterns do not spell the marks, which a "No matches for pattern …" answer repeats.
+      searchLoop('grep', { pattern: 'O[U]TSIDE|I[N]SIDE', path: 'd', output_mode: 'content' }, 'd/secret.txt:1:INSIDE'),
+      searchLoop('grep', { pattern: 'O[U]TSIDE|I[N]SIDE', path: 'd/secret.txt', output_mode: 'content' }, 'INSIDE'),
       loop(async (i) => {
         const spill = new StreamingSpill(ws, `stream-${i}`);
         spill.write('streamed output\n');
@@ -110,18 +127,21 @@ test(`a directory swapped for an outside symlink for ${RACE_MS / 1000} s: 0 outs
     await swapperDone;
 
     const landedOutside = [
-      ...filesBelow(outside, ['secret.txt', 'edit.txt']),
+      ...filesBelow(outside, ['secret.txt', 'edit.txt', 'only-outside.txt']),
       ...readFileSync(path.join(outside, 'edit.txt'), 'utf8')
         .split('\n')
         .filter((line) => /^e\d+$/.test(line)),
     ];
     console.log(
       `race: ${Number(swaps)} swaps by the other process, ${id} tool calls (${JSON.stringify(count)}), ` +
+        `glob/grep ${JSON.stringify(search)}, ` +
         `${count.readsOutside} reads returned the outside file, ${landedOutside.length} writes landed outside` +
         (landedOutside.length ? `: ${landedOutside.slice(0, 5).join(', ')}…` : ''),
     );
     expect(Number(swaps)).toBeGreaterThan(1000);
     expect(count.readsOutside).toBe(0);
+    expect(search.outside).toBe(0);
+    expect(search.inside).toBeGreaterThan(0);
     expect(landedOutside).toEqual([]);
     // The race was real: the tools did get through while the directory was in place.
     expect(count.readsInside).toBeGreaterThan(0);
