@@ -19,6 +19,17 @@ export function checkModelResponse(response: ModelResponse): ModelResponse {
     )
   ) {
     problems.push('a content block has no string type');
+  } else {
+    for (const block of response.content as unknown as Array<Record<string, unknown>>) {
+      if (block.type === 'tool_use' && (typeof block.id !== 'string' || typeof block.name !== 'string')) {
+        problems.push('a tool_use block lacks a string id or name');
+        break;
+      }
+      if (block.type === 'text' && typeof block.text !== 'string') {
+        problems.push('a text block has no string text');
+        break;
+      }
+    }
   }
   if (response.stopReason !== null && typeof response.stopReason !== 'string')
     problems.push('stop_reason is not a string');

@@ -100,7 +100,16 @@ function cursorOf(arg: unknown): number {
 }
 
 /** An event with every text and argument cut to its bound. */
-function bounded(event: RunEvent): RunEvent {
+function bounded(raw: RunEvent): RunEvent {
+  // Tool names and ids come from the model: keep them short wherever they appear.
+  const event =
+    'name' in raw || 'toolUseId' in raw
+      ? ({
+          ...raw,
+          ...('name' in raw ? { name: cutChars(String(raw.name), 200) } : {}),
+          ...('toolUseId' in raw ? { toolUseId: cutChars(String(raw.toolUseId), 200) } : {}),
+        } as RunEvent)
+      : raw;
   // Defensive about shape: carried events come from an earlier execution's state.
   const text = (s: unknown) => (typeof s === 'string' ? cutChars(s, EVENT_TEXT_CHARS) : '');
   switch (event.kind) {

@@ -14,6 +14,7 @@ import {
   MAX_TURN_TOOL_RESULT_BYTES,
   TOOL_RETRY,
   cutBytes,
+  cutChars,
   describeToolCall,
   toolResultBlock,
   utf8Length,
@@ -40,6 +41,9 @@ export interface DispatchSettings {
   /** Patches: which code paths this run's history was recorded with. */
   flags: { hardened: boolean; localReadTools: boolean; workerLocalTools: boolean };
 }
+
+/** Longer tool names are refused as unknown (the API allows 64 characters; custom tools get some room). */
+const MAX_TOOL_NAME_CHARS = 128;
 
 /** One turn's tool results, and the `done` summary when the turn finished the run. */
 export interface TurnResults {
@@ -142,6 +146,10 @@ export class ToolDispatch {
 
   private async runOne(toolUse: ToolUseBlock): Promise<ToolResultBlock> {
     const { s } = this;
+    // No tool has a name this long: refuse before it reaches state, queries or activity inputs.
+    if (s.flags.hardened && (typeof toolUse.name !== 'string' || toolUse.name.length > MAX_TOOL_NAME_CHARS)) {
+      return this.refuse(toolUse, `Error: Tool '${cutChars(String(toolUse.name), 60)}' not found.`);
+    }
     if (toolUse.name === DONE_TOOL_NAME && !s.requireDone) {
       return this.refuse(
         toolUse,
