@@ -101,17 +101,26 @@ export function renderDetails(
   const cost = state.costUsd === null ? 'unknown' : `${state.costUsd.toFixed(4)} USD`;
   const approvals = view.pendingApprovals();
   const warning = view.warning?.();
+  const running = state.activeTools.size ? [...state.activeTools.values()].map(safeName).join(', ') : '-';
   const lines = [
     ...(approvals.length
-      ? [`**awaiting approval:** ${approvals.map((a) => `${safeName(a.name)} (${safeName(a.toolUseId)})`).join(', ')}`]
+      ? [`**awaiting approval:** ${approvals.map((a) => `${safeName(a.name)} (${shownId(a.toolUseId)})`).join(', ')}`]
       : []),
     ...(warning ? [`**warning:** ${warning}`] : []),
-    `**${state.status}** · iteration ${state.iteration} / ${view.maxIterations} · model ${safeName(view.model)}`,
+    `**${state.status}** · iteration ${state.iteration} / ${view.maxIterations} · model ${safeName(view.model)}` +
+      (state.finalStatus ? '' : ` · running: ${running}`),
     `tokens ${tokens} in / ${usage.outputTokens} out · cost ${cost}` +
       (view.maxBudgetUsd !== undefined ? ` of ${view.maxBudgetUsd} USD` : ''),
-    `running: ${state.activeTools.size ? [...state.activeTools.values()].map(safeName).join(', ') : '-'}`,
   ];
-  return lines.join('\n\n');
+  // One paragraph with hard line breaks: the Web UI's frame for it is short, and blank-line
+  // paragraphs pushed the last line out of view.
+  return lines.join('  \n');
+}
+
+/** A tool_use id as shown: exact when it is made of safe characters, otherwise marked as altered. */
+function shownId(id: string): string {
+  const safe = safeName(id);
+  return safe === id ? id : `${safe}, shown altered: see durable-agent status`;
 }
 
 /** Letters, digits and `._:/-` only, at most 64 characters. */

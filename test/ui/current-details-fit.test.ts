@@ -15,18 +15,14 @@ import {
   save,
   startUiServer,
   suiteName,
-} from '../ui/ui-support';
+} from './ui-support';
 
 /**
- * REPRO (issue 10 §9, "Current Details … clips its last line"): the Web UI (2.42.1, in the
- * temporal CLI 1.5.1) shows Current Details in an iframe that is about 30 px too short for the
- * four paragraphs a run awaiting approval writes (`**awaiting approval:** …`, status line, tokens
- * and cost, `running: …`, joined by blank lines): measured 122 px shown, 152 px needed, so the
- * `running: bash` line is cut in half. Fix (src/workflows/status.ts renderDetails): fewer blocks —
- * e.g. one paragraph with hard line breaks (`'  \n'`) instead of blank-line-separated paragraphs —
- * or fewer lines (fold `running:` into the status line), then check the heights here.
+ * Current Details must fit the Web UI's frame for it (2.42.1, in the temporal CLI 1.5.1): found by a
+ * hostile-client review, four blank-line paragraphs needed 152 px where 122 px show, so the last
+ * line was cut. Now it is one paragraph with hard line breaks, `running:` folded into the status line.
  */
-describeWithChromium(suiteName('REPRO Current Details clipped'), () => {
+describeWithChromium(suiteName('Current Details fits its frame'), () => {
   test('Current Details of a run awaiting approval fits its frame', async () => {
     quietRuntime();
     const [server, browser] = await Promise.all([startUiServer(), launchChromium()]);
@@ -65,7 +61,6 @@ describeWithChromium(suiteName('REPRO Current Details clipped'), () => {
       await renderedUnder(page, 'Current Details', (t) => t.includes('running: bash'));
       await save(page, 'repro-current-details-clipped');
       const { shown, needed } = await markdownHeights(page, 'Current Details');
-      // Today: shown 122, needed 152.
       expect(needed).toBeLessThanOrEqual(shown);
     } finally {
       await interruptRun(getRun(client, workflowId), 'test over').catch(() => undefined);
