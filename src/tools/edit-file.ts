@@ -10,8 +10,16 @@ const SNIPPET_CONTEXT_LINES = 3;
 /** The snippet never exceeds this many lines, however large the replacement. */
 const SNIPPET_MAX_LINES = 20;
 const SNIPPET_MAX_LINE_CHARS = 300;
-/** An edit holds the file in memory several times over (bytes, text, result); larger files are refused. */
+/**
+ * An edit holds the file in memory several times over (bytes, text, result), on the worker's main
+ * thread: larger files are refused, before the edit and after it.
+ */
 export const MAX_EDIT_FILE_BYTES = 32 * 1024 * 1024;
+/**
+ * replace_all replaces at most this many occurrences. Without a bound, replacing a one-character
+ * string in a 32 MiB file held the worker's main thread for seconds and took gigabytes.
+ */
+export const MAX_EDIT_REPLACEMENTS = 100_000;
 
 const editFileInput = z.strictObject({
   path: z.string().min(1).describe('Path of the file to edit, relative to the workspace (or absolute inside it).'),
@@ -29,10 +37,16 @@ const editFileInput = z.strictObject({
     .describe('Replace every occurrence of old_string instead of requiring exactly one (default false).'),
 });
 
-/** Start offsets of the non-overlapping occurrences of `needle` in `haystack`. */
-function occurrences(haystack: string, needle: string): number[] {
+/** Start offsets of the non-overlapping occurrences of `needle` in `haystack`, at most `max` of them. */
+function occurrences(haystack: string, needle: string, max: number): number[] {
   const found: number[] = [];
-  for (let i = haystack.indexOf(needle); i !== -1; i = haystack.indexOf(needle, i + needle.length)) found.push(i);
+  for (
+    let i = haystack.indexOf(needle);
+    i !== -1 && found.length < max;
+    i = haystack.indexOf(needle, i + needle.length)
+  ) {
+    found.push(i);
+  }
   return found;
 }
 
@@ -47,23 +61,40 @@ function replaceAt(text: string, at: number[], oldLength: number, replacement: s
   return out + text.slice(last);
 }
 
-/** 1-based line number of a character offset. */
-function lineOf(text: string, offset: number): number {
+/** 1-based line numbers of ascending character offsets, in one pass over the text. */
+function linesOf(text: string, offsets: readonly number[]): number[] {
+  const out: number[] = [];
   let line = 1;
-  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line += 1;
-  return line;
+  let nl = text.indexOf('\n');
+  for (const offset of offsets) {
+    for (; nl !== -1 && nl < offset; nl = text.indexOf('\n', nl + 1)) line += 1;
+    out.push(line);
+  }
+  return out;
 }
 
-/** A few numbered lines of the edited file around the first replacement. */
+/**
+ * A few numbered lines of the edited file around the first replacement, found from the replacement
+ * outwards: the file is never split into lines whole (a 32 MiB file of newlines made 32 million strings).
+ */
 function snippet(updated: string, start: number, insertedLength: number): string {
-  const lines = splitLines(updated.replace(/\r\n/g, '\n'));
-  const firstChanged = lineOf(updated, start);
-  const lastChanged = lineOf(updated, start + Math.max(0, insertedLength - 1));
+  if (updated === '') return '(the file is now empty)';
+  const end = start + Math.max(0, insertedLength - 1);
+  const [firstChanged = 1, lastChanged = 1] = linesOf(updated, [start, end]);
   const from = Math.max(1, firstChanged - SNIPPET_CONTEXT_LINES);
-  const to = Math.min(lines.length, lastChanged + SNIPPET_CONTEXT_LINES, from + SNIPPET_MAX_LINES - 1);
+  const to = Math.min(lastChanged + SNIPPET_CONTEXT_LINES, from + SNIPPET_MAX_LINES - 1);
+  // Back from the first changed line to the start of line `from`.
+  let at = start === 0 ? 0 : updated.lastIndexOf('\n', start - 1) + 1;
+  for (let n = firstChanged; n > from; n--) at = at < 2 ? 0 : updated.lastIndexOf('\n', at - 2) + 1;
   const out: string[] = [];
-  for (let n = from; n <= to; n++) out.push(numberedLine(n, truncateLine(lines[n - 1] ?? '', SNIPPET_MAX_LINE_CHARS)));
-  if (out.length === 0) out.push('(the file is now empty)');
+  for (let n = from; n <= to && at < updated.length; n++) {
+    const nl = updated.indexOf('\n', at);
+    const lineEnd = nl === -1 ? updated.length : nl;
+    // read_file shows CRLF lines without their `\r`; so does the snippet.
+    const line = updated.slice(at, updated[lineEnd - 1] === '\r' && nl !== -1 ? lineEnd - 1 : lineEnd);
+    out.push(numberedLine(n, truncateLine(line, SNIPPET_MAX_LINE_CHARS)));
+    at = lineEnd + 1;
+  }
   return out.join('\n');
 }
 
@@ -73,7 +104,9 @@ function notFoundHint(content: string, oldString: string): string {
   if (trimmed !== oldString && trimmed && content.includes(trimmed)) {
     return ' The text matches when its leading/trailing whitespace is removed: check the indentation and blank lines.';
   }
-  if (/^\s*\d+\t/m.test(oldString)) {
+  // Line by line, so that `\s*` cannot cross lines: `/^\s*\d+\t/m` backtracked quadratically (an
+  // old_string of 40,000 blank lines held the worker's main thread for 2 s, 400,000 for minutes).
+  if (oldString.split(/[\n\r\u2028\u2029]/).some((line) => /^\s*\d+\t/.test(line))) {
     return ' It looks like it includes read_file line-number prefixes; leave them out.';
   }
   return ' It must match the file exactly, including whitespace, indentation and line breaks; read the file again to copy it.';
@@ -99,11 +132,13 @@ export function createEditFileTool() {
         const shown = located.shown;
         let oldString = input.old_string;
         let newString = input.new_string;
-        let found = occurrences(content, oldString);
+        // One more than may be replaced, to tell "too many" apart.
+        const max = MAX_EDIT_REPLACEMENTS + 1;
+        let found = occurrences(content, oldString, max);
         // read_file shows CRLF files without their `\r`, so the model's strings have bare `\n`.
         if (found.length === 0 && content.includes('\r\n') && !oldString.includes('\r')) {
           const crlfOld = oldString.replace(/\n/g, '\r\n');
-          const crlfFound = occurrences(content, crlfOld);
+          const crlfFound = occurrences(content, crlfOld, max);
           if (crlfFound.length > 0) {
             oldString = crlfOld;
             newString = newString.replace(/\r?\n/g, '\r\n');
@@ -114,8 +149,14 @@ export function createEditFileTool() {
         if (found.length === 0) {
           throw new Error(`old_string was not found in '${shown}'.${notFoundHint(content, input.old_string)}`);
         }
+        if (found.length === max) {
+          throw new Error(
+            `old_string occurs more than ${MAX_EDIT_REPLACEMENTS} times in '${shown}'; edit_file replaces at most ${MAX_EDIT_REPLACEMENTS} ` +
+              'occurrences in one call. Use bash (for example sed) for a replacement this large.',
+          );
+        }
         if (found.length > 1 && input.replace_all !== true) {
-          const lines = found.slice(0, 10).map((at) => lineOf(content, at));
+          const lines = linesOf(content, found.slice(0, 10));
           throw new Error(
             `old_string occurs ${found.length} times in '${shown}' (at lines ${lines.join(', ')}` +
               `${found.length > lines.length ? ', …' : ''}). Include more surrounding context to make it unique, ` +
@@ -123,6 +164,14 @@ export function createEditFileTool() {
           );
         }
 
+        const growth = Buffer.byteLength(newString) - Buffer.byteLength(oldString);
+        const newSize = Buffer.byteLength(content) + found.length * growth;
+        if (newSize > MAX_EDIT_FILE_BYTES) {
+          throw new Error(
+            `The edit would make '${shown}' ${newSize} bytes; edit_file writes files up to ${MAX_EDIT_FILE_BYTES} ` +
+              'bytes. Use bash for larger files.',
+          );
+        }
         const updated = replaceAt(content, found, oldString.length, newString);
         // A write by someone else between our read and our rename would be lost without a word.
         const now = await located.dir.lstatChild(located.name ?? '');

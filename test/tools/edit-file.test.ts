@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { createDefaultRegistry } from '../../src/tools';
+import { MAX_EDIT_FILE_BYTES, MAX_EDIT_REPLACEMENTS } from '../../src/tools/edit-file';
 import { makeContext, makeTempDir } from './helpers';
 
 describe('edit_file', () => {
@@ -130,5 +131,55 @@ describe('edit_file', () => {
     const result = await edit({ path: 'bin.dat', old_string: 'a', new_string: 'c' });
     expect(result.isError).toBe(true);
     expect(result.content).toContain('binary file');
+  });
+
+  test('a not-found old_string of 200,000 blank lines gets its hint at once (the hint check is linear)', async () => {
+    writeFileSync(file('hint.txt'), 'hello\n');
+    const result = await edit({ path: 'hint.txt', old_string: `${' \n'.repeat(200_000)}zz`, new_string: 'y' });
+    expect(result.content).toMatch(/^Error: old_string was not found in 'hint\.txt'\. It must match the file exactly/);
+    const prefixed = await edit({ path: 'hint.txt', old_string: 'x\r    12\thello', new_string: 'y' });
+    expect(prefixed.content).toMatch(/It looks like it includes read_file line-number prefixes/);
+  });
+
+  test(`replace_all replaces up to ${MAX_EDIT_REPLACEMENTS} occurrences; more is refused and the file is unchanged`, async () => {
+    writeFileSync(file('many.txt'), 'a'.repeat(MAX_EDIT_REPLACEMENTS));
+    const ok = await edit({ path: 'many.txt', old_string: 'a', new_string: 'b', replace_all: true });
+    expect(ok.content).toMatch(new RegExp(`^Edited many\\.txt: ${MAX_EDIT_REPLACEMENTS} replacements\\.`));
+    expect(readFileSync(file('many.txt'), 'utf8')).toBe('b'.repeat(MAX_EDIT_REPLACEMENTS));
+    writeFileSync(file('many.txt'), 'a'.repeat(MAX_EDIT_REPLACEMENTS + 1));
+    const refused = await edit({ path: 'many.txt', old_string: 'a', new_string: 'b', replace_all: true });
+    expect(refused).toEqual({
+      content:
+        `Error: old_string occurs more than ${MAX_EDIT_REPLACEMENTS} times in 'many.txt'; edit_file replaces at most ` +
+        `${MAX_EDIT_REPLACEMENTS} occurrences in one call. Use bash (for example sed) for a replacement this large.`,
+      isError: true,
+    });
+    expect(readFileSync(file('many.txt'), 'utf8')).toBe('a'.repeat(MAX_EDIT_REPLACEMENTS + 1));
+  });
+
+  test('an edit that would make the file larger than the edit limit is refused', async () => {
+    writeFileSync(file('grow.txt'), 'x'.repeat(1000));
+    const newString = 'y'.repeat(Math.ceil(MAX_EDIT_FILE_BYTES / 1000) + 1);
+    const result = await edit({ path: 'grow.txt', old_string: 'x', new_string: newString, replace_all: true });
+    expect(result.isError).toBe(true);
+    expect(result.content).toBe(
+      `Error: The edit would make 'grow.txt' ${1000 * newString.length} bytes; edit_file writes files up to ` +
+        `${MAX_EDIT_FILE_BYTES} bytes. Use bash for larger files.`,
+    );
+    expect(readFileSync(file('grow.txt'), 'utf8')).toBe('x'.repeat(1000));
+  });
+
+  test('the snippet of an edit at the end of 100,000 empty lines numbers them right', async () => {
+    writeFileSync(file('tail.txt'), `${'\n'.repeat(100_000)}X\r\n`);
+    const result = await edit({ path: 'tail.txt', old_string: 'X', new_string: 'Y' });
+    expect(result.content).toBe(
+      [
+        'Edited tail.txt: 1 replacement. Snippet of the result around the first edit:',
+        numbered(99_998, ''),
+        numbered(99_999, ''),
+        numbered(100_000, ''),
+        numbered(100_001, 'Y'),
+      ].join('\n'),
+    );
   });
 });
