@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool } from './define-tool';
 import { openRegularFile, replaceFile, withLocated, type Located } from './safe-fs';
 import { describeTextProblem, textProblem } from './safe-fs/text-check';
-import { numberedLine, plural, splitLines, truncateLine } from './text';
+import { numberedLine, plural, truncateLine } from './text';
 
 /** Lines of unchanged context shown above and below an edit in the confirmation snippet. */
 const SNIPPET_CONTEXT_LINES = 3;
