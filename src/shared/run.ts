@@ -77,6 +77,7 @@ export const runContinuationSchema = z.strictObject({
   needsCompaction: z.boolean(),
   pendingMessages: z.array(z.string()),
   awaitingInput: z.boolean(),
+  lastCompactionIteration: count.optional(),
   /** A session handed over while waiting for input: when its idle timeout ends (epoch ms). */
   idleDeadline: z.number().optional(),
   workerQueue: z.string().optional(),
@@ -202,7 +203,12 @@ export const agentRunInputSchema = z
         message: `the run input is ${bytes} bytes; the limit is ${MAX_RUN_INPUT_BYTES} bytes (${MAX_RUN_INPUT_BYTES / 1024} KiB)`,
       });
     }
+    const seen = new Set<string>();
     for (const [i, name] of (input.tools ?? []).entries()) {
+      if (seen.has(name)) {
+        ctx.addIssue({ code: 'custom', path: ['tools', i], message: `tool '${name}' is listed twice` });
+      }
+      seen.add(name);
       if (!(BUILTIN_TOOL_NAMES as readonly string[]).includes(name)) {
         ctx.addIssue({
           code: 'custom',

@@ -144,8 +144,9 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     // Defined below; called only once the loop runs.
     handOver: (waiting) => handOver(waiting),
   });
-  const account = (response: CallModelOutput | Parameters<RunState['account']>[0]) =>
-    state.account(response, model, contextWindow);
+  /** Usage and cost of a call; an iteration's call (`judge`) also decides whether compaction is due. */
+  const account = (response: Parameters<RunState['account']>[0], judge = false) =>
+    state.account(response, model, contextWindow, !flags.hardened ? 'raise' : judge ? 'judge' : 'ignore');
 
   /** Hands the run to a fresh execution, so history stays small (DESIGN.md §5). */
   const handOver = async (waiting?: { idleDeadline: number }): Promise<never> => {
@@ -209,7 +210,12 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       // Messages join before the size check, so what they add is bounded with the rest.
       if (flags.hardened) inbox.takeInto(conversation);
       // Compaction comes before continue-as-new: the conversation travels in its input.
-      await compactIfNeeded();
+      if ((await compactIfNeeded()) === 'does_not_fit') {
+        return new LoopExit('failed', state.lastAssistantText, {
+          type: 'DurableAgent.ContextWindowExceeded',
+          message: `the conversation does not fit the context window of ${model} (${contextWindow} tokens) even right after compaction`,
+        });
+      }
       if (shouldContinueAsNew(input.continueAsNewAfter)) await handOver();
       if (state.iteration >= maxIterations) return new LoopExit('max_iterations', await summarize());
       if (!flags.hardened) inbox.takeInto(conversation);
@@ -234,7 +240,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         emit({ kind: 'notice', message: `bash: ${sandboxWarning}` });
       }
       state.lastStopReason = response.stopReason;
-      const callCost = account(response);
+      const callCost = account(response, true);
       // The assistant turn goes back exactly as returned: thinking blocks included, unmodified, in order.
       conversation.append({ role: 'assistant', content: response.content });
       conversation.markSynced();

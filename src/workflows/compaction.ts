@@ -88,8 +88,13 @@ export interface CompactionContext {
  * turns are dropped without a model call (a summary call would have to send them all); above the
  * soft cap or when the context window fills, a model-written summary replaces them.
  */
-export async function keepConversationSmall(ctx: CompactionContext): Promise<void> {
+export async function keepConversationSmall(ctx: CompactionContext): Promise<'does_not_fit' | undefined> {
   const { conversation, state } = ctx;
+  // Compacted at the previous boundary and full again after one call: compacting once more would
+  // repeat itself every iteration without progress (seen with a tiny contextWindowTokens).
+  if (ctx.hardened && state.needsCompaction && state.lastCompactionIteration === state.iteration - 1) {
+    return 'does_not_fit';
+  }
   const bounds = ctx.hardened
     ? { summaryBytes: MAX_COMPACTION_SUMMARY_BYTES, resultsBytes: MAX_COMPACTION_RESULTS_BYTES }
     : undefined;
@@ -98,7 +103,7 @@ export async function keepConversationSmall(ctx: CompactionContext): Promise<voi
     conversation.replace(compactedConversation(ctx.prompt, DROPPED_SUMMARY, conversation.all, bounds));
     ctx.emit({ kind: 'notice', message: `the conversation reached ${before} bytes; dropped older turns to fit` });
   }
-  if (!state.needsCompaction && conversation.bytes <= ctx.softCapBytes) return;
+  if (!state.needsCompaction && conversation.bytes <= ctx.softCapBytes) return undefined;
   state.needsCompaction = false;
   try {
     const { text, response } = await ctx.modelCalls.summary(COMPACTION_INSTRUCTION, 'compaction');
@@ -108,6 +113,7 @@ export async function keepConversationSmall(ctx: CompactionContext): Promise<voi
     const before = conversation.length;
     conversation.replace(compactedConversation(ctx.prompt, summary, conversation.all, bounds));
     state.compactions += 1;
+    state.lastCompactionIteration = state.iteration;
     ctx.emit({
       kind: 'notice',
       message: `compacted ${before} messages into a summary (compaction ${state.compactions})`,
@@ -122,6 +128,7 @@ export async function keepConversationSmall(ctx: CompactionContext): Promise<voi
       ctx.emit({ kind: 'notice', message: `compaction failed, continuing without it: ${failureMessage(err)}` });
     }
   }
+  return undefined;
 }
 
 const DROPPED_SUMMARY = 'Unavailable: earlier turns were dropped to fit.';

@@ -49,6 +49,7 @@ export function carriedState(parts: {
     ...(parts.hardened ? parts.events.carried() : parts.events.carriedLegacy()),
     continuations: state.continuations,
     compactions: state.compactions,
+    ...(state.lastCompactionIteration !== undefined ? { lastCompactionIteration: state.lastCompactionIteration } : {}),
     needsCompaction: state.needsCompaction,
     pendingMessages: parts.inbox.list(),
     awaitingInput: parts.waiting !== undefined,

@@ -29,6 +29,8 @@ export class RunState {
   textPrefix: string;
   continuations: number;
   compactions: number;
+  /** The iteration at which the conversation was last compacted by a summary. */
+  lastCompactionIteration: number | undefined;
   needsCompaction: boolean;
   finalStatus: ExitReason | undefined;
   awaitingInput = false;
@@ -50,6 +52,7 @@ export class RunState {
     this.textPrefix = resume?.textPrefix ?? '';
     this.continuations = resume?.continuations ?? 0;
     this.compactions = resume?.compactions ?? 0;
+    this.lastCompactionIteration = resume?.lastCompactionIteration;
     this.needsCompaction = resume?.needsCompaction ?? false;
   }
 
@@ -59,18 +62,30 @@ export class RunState {
     return this.awaitingInput ? 'awaiting_input' : 'running';
   }
 
-  /** Adds a call's usage and cost; returns the call's cost (null when its price is unknown). */
-  account(response: ModelResponse, model: string, contextWindow: number): number | null {
+  /**
+   * Adds a call's usage and cost; returns the call's cost (null when its price is unknown).
+   * `context`: how the call's size bears on compaction. `judge` (an iteration's call, with bounded
+   * payloads): the conversation needs compacting exactly when this call came near the window.
+   * `raise` (runs recorded before that, and their closing calls): only ever sets the flag.
+   * `ignore` (a closing call with bounded payloads): its prompt was the old conversation, which
+   * says nothing about the one that goes on; before, it set the flag right after each compaction,
+   * so once the window filled every iteration compacted again.
+   */
+  account(
+    response: ModelResponse,
+    model: string,
+    contextWindow: number,
+    context: 'judge' | 'raise' | 'ignore' = 'raise',
+  ): number | null {
     this.usage = addUsage(this.usage, response.usage);
     const callCost = costOf(response.model || model, response.usage) ?? costOf(model, response.usage);
     this.costUsd = this.costUsd === null || callCost === null ? null : this.costUsd + callCost;
     const u = response.usage;
-    if (
+    const near =
       u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens + u.outputTokens >
-      COMPACT_AT_FRACTION * contextWindow
-    ) {
-      this.needsCompaction = true;
-    }
+      COMPACT_AT_FRACTION * contextWindow;
+    if (context === 'judge') this.needsCompaction = near;
+    else if (context === 'raise' && near) this.needsCompaction = true;
     return callCost;
   }
 
