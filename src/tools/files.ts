@@ -25,11 +25,28 @@ export interface FileLine {
 }
 
 /**
+ * How much of a file a reader may go through, checked at every chunk (not at every line: one line
+ * may be a terabyte of a sparse file). The reader may raise or lower `maxChars` while it iterates.
+ */
+export interface ScanBudget {
+  /** Reading stops with an error once this fires (the call was cancelled or timed out). */
+  signal?: AbortSignal;
+  /** Characters that may be read in all; past it the iteration ends with `stopped` set. */
+  maxChars: number;
+  /** Characters read so far. */
+  charsRead: number;
+  /** True when the iteration ended at `maxChars` rather than at the end of the file. */
+  stopped: boolean;
+}
+
+/**
  * Stream the lines of a UTF-8 file, splitting on `\n` only (a `\r` before it is dropped; a lone
  * `\r` is not a line break, as in `cat -n`). Each line keeps at most `keepChars` characters, so one
  * enormous line does not have to fit in memory. The handle is read from its start and left open.
+ * With a `budget`, reading ends once it is spent: the line being read then is yielded as far as it
+ * was read.
  */
-export async function* readLines(handle: FileHandle, keepChars: number): AsyncGenerator<FileLine> {
+export async function* readLines(handle: FileHandle, keepChars: number, budget?: ScanBudget): AsyncGenerator<FileLine> {
   const stream = createReadStream('', {
     encoding: 'utf8',
     highWaterMark: 64 * 1024,
@@ -57,6 +74,14 @@ export async function* readLines(handle: FileHandle, keepChars: number): AsyncGe
   };
   try {
     for await (const chunk of stream as AsyncIterable<string>) {
+      if (budget) {
+        budget.signal?.throwIfAborted();
+        if (budget.charsRead + chunk.length > budget.maxChars) {
+          budget.stopped = true;
+          break;
+        }
+        budget.charsRead += chunk.length;
+      }
       let start = 0;
       for (let nl = chunk.indexOf('\n'); nl !== -1; nl = chunk.indexOf('\n', start)) {
         append(chunk.slice(start, nl));

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
 import { defineTool } from './define-tool';
 import type { ToolOutput } from './types';
-import { looksBinary, readLines } from './files';
+import { looksBinary, readLines, type ScanBudget } from './files';
 import { openRegularFile, withLocated } from './safe-fs';
 import { numberedLine, plural, truncateLine } from './text';
 
@@ -12,7 +12,21 @@ export const READ_FILE_DEFAULT_LIMIT = 2000;
 /** Longer lines are cut, so one minified line cannot fill the whole answer. */
 export const READ_FILE_MAX_LINE_CHARS = 2000;
 /** Room kept free under the registry cap for the closing "more lines" note. */
-const NOTE_RESERVE_CHARS = 200;
+const NOTE_RESERVE_CHARS = 400;
+/**
+ * The most one call reads of a file (in characters, about as many bytes), to reach `offset` and
+ * show what follows. Without it a sparse file (`truncate -s 1T`) kept the worker's main thread
+ * decoding for hours, and went on after the call was cancelled.
+ */
+export const READ_FILE_MAX_SCAN_CHARS = 1024 * 1024 * 1024;
+/** Once the answer is full, the rest of the file is read this much further to count its lines. */
+export const READ_FILE_MAX_COUNT_CHARS = 64 * 1024 * 1024;
+
+/** Bounds of one read; tests make them small. */
+export interface ReadFileToolOptions {
+  maxScanChars?: number;
+  maxCountChars?: number;
+}
 
 const readFileInput = z.strictObject({
   path: z.string().min(1).describe('Path of the file to read, relative to the workspace (or absolute inside it).'),
@@ -31,7 +45,11 @@ const readFileInput = z.strictObject({
 });
 
 /** Read a text file from the workspace, numbered like `cat -n`. */
-export function createReadFileTool() {
+export function createReadFileTool(options: ReadFileToolOptions = {}) {
+  const bounds = {
+    maxScanChars: options.maxScanChars ?? READ_FILE_MAX_SCAN_CHARS,
+    maxCountChars: options.maxCountChars ?? READ_FILE_MAX_COUNT_CHARS,
+  };
   return defineTool({
     name: 'read_file',
     description:
@@ -49,7 +67,8 @@ export function createReadFileTool() {
       return withLocated(ctx.workspace, input.path, { followLinks: true }, async (located) => {
         const { handle, stat } = await openRegularFile(located);
         try {
-          return await readNumbered(handle, located.shown, stat.size, input.offset ?? 1, input.limit);
+          const window = { offset: input.offset ?? 1, limit: input.limit ?? READ_FILE_DEFAULT_LIMIT };
+          return await readNumbered(handle, located.shown, stat.size, window, { ...bounds, signal: ctx.signal });
         } finally {
           await handle.close();
         }
@@ -58,32 +77,34 @@ export function createReadFileTool() {
   });
 }
 
-/** The numbered lines of an open file from `offset`, within `limit` lines and the output budget. */
+/** The numbered lines of an open file from `offset`, within `limit` lines, the output budget and the scan bounds. */
 async function readNumbered(
   handle: FileHandle,
   shown: string,
   size: number,
-  offset: number,
-  limitInput: number | undefined,
+  { offset, limit }: { offset: number; limit: number },
+  bounds: Required<ReadFileToolOptions> & { signal: AbortSignal },
 ): Promise<ToolOutput> {
   if (size === 0) return `File '${shown}' is empty.`;
   if (await looksBinary(handle)) {
     throw new Error(`'${shown}' is a binary file (it contains NUL bytes); read_file only reads text files.`);
   }
 
-  const limit = limitInput ?? READ_FILE_DEFAULT_LIMIT;
   const budget = MAX_TOOL_OUTPUT_CHARS - NOTE_RESERVE_CHARS;
+  const scan: ScanBudget = { signal: bounds.signal, maxChars: bounds.maxScanChars, charsRead: 0, stopped: false };
   const out: string[] = [];
   let used = 0;
   let lineNumber = 0;
   // First line not shown, whether because of `limit` or because the output budget ran out.
   let nextLine: number | undefined;
-  for await (const line of readLines(handle, READ_FILE_MAX_LINE_CHARS)) {
+  for await (const line of readLines(handle, READ_FILE_MAX_LINE_CHARS, scan)) {
     lineNumber += 1;
     if (lineNumber < offset || nextLine !== undefined) continue;
     const rendered = numberedLine(lineNumber, truncateLine(line.text, READ_FILE_MAX_LINE_CHARS, line.length));
     if (out.length >= limit || used + rendered.length + 1 > budget) {
       nextLine = lineNumber;
+      // The rest is read only to count its lines for the note, and only so far.
+      scan.maxChars = Math.min(scan.maxChars, scan.charsRead + bounds.maxCountChars);
       continue;
     }
     out.push(rendered);
@@ -91,13 +112,30 @@ async function readNumbered(
   }
 
   const total = lineNumber;
+  if (scan.stopped && total < offset) {
+    return {
+      content:
+        `Error: read_file reads at most ${bounds.maxScanChars} characters of a file per call, and line ${offset} ` +
+        `of '${shown}' (${size} bytes) lies beyond them (${plural(total, 'line')} were read). Use grep to find ` +
+        `what you need, or bash (for example sed -n '${offset},${offset + 99}p').`,
+      isError: true,
+    };
+  }
   if (offset > total) {
     return {
       content: `Error: offset ${offset} is past the end of '${shown}', which has ${plural(total, 'line')}.`,
       isError: true,
     };
   }
-  if (nextLine !== undefined) {
+  if (scan.stopped && nextLine !== undefined) {
+    out.push(`… more lines (not all counted: the file has ${size} bytes); use offset=${nextLine} to continue.`);
+  } else if (scan.stopped) {
+    out.push(
+      `… read_file stopped after ${bounds.maxScanChars} characters of '${shown}' (${size} bytes), its limit per ` +
+        `call: line ${total} may go on, and more lines may follow; use offset=${total + 1} for the lines after it, ` +
+        'or bash for the rest.',
+    );
+  } else if (nextLine !== undefined) {
     const remaining = total - nextLine + 1;
     out.push(`… ${plural(remaining, 'more line')}; use offset=${nextLine} to continue.`);
   }

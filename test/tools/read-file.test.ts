@@ -1,7 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { MAX_TOOL_OUTPUT_CHARS } from '../../src/shared/constants';
-import { createDefaultRegistry } from '../../src/tools';
+import { createDefaultRegistry, createReadFileTool, ToolRegistry } from '../../src/tools';
+import { waitUntil } from '../support/processes';
 import { makeContext, makeTempDir } from './helpers';
 
 describe('read_file', () => {
@@ -157,3 +158,83 @@ describe('read_file', () => {
     expect(result.content).toContain('- limit: Invalid input: expected int, received number');
   });
 });
+
+/**
+ * A file can be far larger than anything worth reading (`truncate -s 1T f` in the workspace makes
+ * one in a millisecond): a call reads a bounded part of it, and stops when it is cancelled.
+ */
+describe('read_file reads a bounded part of huge files', () => {
+  const { dir, cleanup } = makeTempDir();
+  afterAll(cleanup);
+  const maxScanChars = 256 * 1024;
+  const maxCountChars = 64 * 1024;
+  const registry = new ToolRegistry([createReadFileTool({ maxScanChars, maxCountChars })]);
+  const read = (input: unknown) => registry.run('read_file', input, makeContext(dir));
+  const numbered = (n: number, text: string) => `${String(n).padStart(6)}\t${text}`;
+  const bigLines = Array.from({ length: 100_000 }, (_, i) => `line ${i + 1}`).join('\n');
+
+  beforeAll(() => {
+    writeFileSync(path.join(dir, 'lines.txt'), bigLines);
+    writeFileSync(path.join(dir, 'one-line.txt'), `first\n${'y'.repeat(1024 * 1024)}`);
+  });
+
+  test('lines past the count bound are not counted, and the note says so', async () => {
+    const result = await read({ path: 'lines.txt', limit: 2 });
+    expect(result).toEqual({
+      content: [
+        numbered(1, 'line 1'),
+        numbered(2, 'line 2'),
+        `… more lines (not all counted: the file has ${bigLines.length} bytes); use offset=3 to continue.`,
+      ].join('\n'),
+      isError: false,
+    });
+  });
+
+  test('an offset past the scan bound is an error that says what to use instead', async () => {
+    const result = await read({ path: 'lines.txt', offset: 90_000 });
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(
+      new RegExp(
+        `^Error: read_file reads at most ${maxScanChars} characters of a file per call, and line 90000 of ` +
+          `'lines\\.txt' \\(${bigLines.length} bytes\\) lies beyond them \\(\\d+ lines were read\\)\\. Use grep`,
+      ),
+    );
+  });
+
+  test('one line longer than the scan bound is shown cut, with a note that reading stopped', async () => {
+    const result = await read({ path: 'one-line.txt' });
+    const lines = result.content.split('\n');
+    expect(lines[0]).toBe(numbered(1, 'first'));
+    expect(lines[1]).toMatch(/^ {5}2\ty{2000}… \[line truncated: \d+ more characters\]$/);
+    expect(lines[2]).toBe(
+      `… read_file stopped after ${maxScanChars} characters of 'one-line.txt' (${1024 * 1024 + 6} bytes), its limit ` +
+        'per call: line 2 may go on, and more lines may follow; use offset=3 for the lines after it, or bash for the rest.',
+    );
+  });
+
+  test('a cancelled read of a 64 GiB sparse file stops reading it', async () => {
+    const file = path.join(dir, 'sparse.txt');
+    writeFileSync(file, 'a\n'.repeat(4096));
+    truncateSync(file, 64 * 1024 ** 3);
+    const controller = new AbortController();
+    const pending = createDefaultRegistry().run(
+      'read_file',
+      { path: 'sparse.txt', offset: 5000 },
+      makeContext(dir, { signal: controller.signal }),
+    );
+    const opened = () => readdirSync('/proc/self/fd').some((fd) => readlinkOr(`/proc/self/fd/${fd}`) === file);
+    expect(await waitUntil(opened, 5_000)).toBe(true);
+    controller.abort();
+    expect((await pending).content).toMatch(/was cancelled/);
+    // Before, the read went on after the answer, through all 64 GiB.
+    expect(await waitUntil(() => !opened(), 5_000)).toBe(true);
+  });
+});
+
+function readlinkOr(p: string): string | undefined {
+  try {
+    return readlinkSync(p);
+  } catch {
+    return undefined;
+  }
+}
