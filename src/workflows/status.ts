@@ -47,6 +47,8 @@ export class StatusBoard {
    * visibility write per iteration (its iteration count then lags by at most one iteration).
    */
   index(status: RunStatus | typeof CONTINUED_STATUS = this.state.status): void {
+    // Current Details follow every status change too (not a command: free, and replay-safe).
+    this.showDetails();
     if (!this.flags.indexed) return;
     const now = Date.now();
     const last = this.lastIndexed;
