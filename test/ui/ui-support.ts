@@ -29,8 +29,20 @@ export interface UiServer {
   stop(): Promise<void>;
 }
 
-/** A dev server with the Web UI on free loopback ports, in memory; `stop` ends it (by its pid) and removes its files. */
+/**
+ * A dev server with the Web UI on free loopback ports, in memory; `stop` ends it (by its pid) and
+ * removes its files. A port found free can be taken by another test file before the server binds
+ * it, and a loaded machine can be slow to serve the UI: one more try on fresh ports then.
+ */
 export async function startUiServer(): Promise<UiServer> {
+  try {
+    return await startUiServerOnce();
+  } catch {
+    return startUiServerOnce();
+  }
+}
+
+async function startUiServerOnce(): Promise<UiServer> {
   const cli = process.env.DA_TEST_TEMPORAL_CLI;
   if (!cli) throw new Error('DA_TEST_TEMPORAL_CLI is not set: run the suite with `npm test`.');
   const address = `127.0.0.1:${await freePort()}`;
@@ -53,7 +65,7 @@ export async function startUiServer(): Promise<UiServer> {
   try {
     await waitUntilReachable(address, 60_000, server);
     const uiBase = `http://127.0.0.1:${uiPort}`;
-    await waitForHttp(uiBase, 30_000);
+    await waitForHttp(uiBase, 45_000);
     return { address, uiBase, stop };
   } catch (e) {
     await stop();

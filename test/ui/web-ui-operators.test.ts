@@ -95,7 +95,7 @@ describeWithChromium(suiteName('Web UI for operators'), () => {
       (s) => s.pendingApprovals.length === 1 && s.activeTools.includes('bash'),
       UI_TIMEOUT_MS,
     );
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     if (savedUiUrl === undefined) delete process.env.TEMPORAL_UI_URL;

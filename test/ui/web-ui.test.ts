@@ -79,7 +79,7 @@ describeWithChromium(suiteName('Temporal Web UI'), () => {
       (n) => expect(n).toBe(2),
       UI_TIMEOUT_MS,
     );
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     if (savedUiUrl === undefined) delete process.env.TEMPORAL_UI_URL;
