@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createBashTool, ToolRegistry } from '../../src/tools';
+import { SANDBOX_SHM_BYTES } from '../../src/tools/sandbox';
 import { makeContext, makeWorkspace } from '../tools/helpers';
 
 const KEY = `sk-ant-isolation-${process.pid}-${Date.now()}`;
@@ -89,6 +90,25 @@ describe('network', () => {
     const output = await run(connect(), { network: true });
     expect(output).toContain('hello from the host');
   });
+
+  // Abstract unix sockets (no file; the name starts with a NUL) belong to the network namespace.
+  test('an abstract unix socket of the host is reachable only with network: true', async () => {
+    const name = `da-abstract-${process.pid}`;
+    const abstract = createServer((socket) => socket.end('hello from an abstract socket\n'));
+    await new Promise<void>((resolve) => abstract.listen(`\0${name}`, resolve));
+    try {
+      // Node pads an abstract name with NULs to the whole address, so the client pads it the same way.
+      const perl =
+        `perl -MIO::Socket::UNIX -e '$n = "\\0${name}"; $n .= "\\0" x (108 - length $n); ` +
+        `$s = IO::Socket::UNIX->new(Peer => $n) or die "no connection: $!\\n"; print scalar <$s>' 2>&1`;
+      const isolated = await run(perl);
+      expect(isolated).toContain('no connection: Connection refused');
+      expect(isolated).not.toContain('hello from an abstract socket');
+      expect(await run(perl, { network: true })).toContain('hello from an abstract socket');
+    } finally {
+      await new Promise<void>((resolve) => abstract.close(() => resolve()));
+    }
+  });
 });
 
 describe('file system', () => {
@@ -137,6 +157,18 @@ describe('file system', () => {
     );
     expect(output).toMatch(/ln: failed to create hard link 'env-link' => '\/usr\/bin\/env': Invalid cross-device link/);
     expect(existsSync(path.join(ws, 'env-link'))).toBe(false);
+  });
+
+  test('/dev is read-only and /dev/shm is memory capped like /tmp', async () => {
+    const mib = SANDBOX_SHM_BYTES / (1024 * 1024);
+    const output = await run(
+      `cd /dev && echo x > da-x 2>&1; cd /dev/shm && head -c ${mib + 16}M /dev/zero 2>&1 > big; ` +
+        'echo "shm: $(stat -c %s big)"; echo ok > /dev/null && echo "null ok"',
+    );
+    expect(output).toMatch(/da-x: Read-only file system/);
+    expect(output).toMatch(/No space left on device/);
+    expect(output).toContain(`shm: ${SANDBOX_SHM_BYTES}\n`);
+    expect(output).toContain('null ok');
   });
 
   test('no capabilities and no nested user namespaces inside', async () => {

@@ -13,6 +13,12 @@ const BWRAP_CANDIDATES = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'
 
 /** The private /tmp is memory (tmpfs): cap it so a command cannot fill the machine's memory through it. */
 export const SANDBOX_TMP_BYTES = 1024 * 1024 * 1024;
+/**
+ * /dev/shm is memory too: capped like /tmp, and /dev around it read-only. bwrap's own /dev is a
+ * tmpfs of half the machine's memory, and memory held by a tmpfs is freed by no OOM kill: a command
+ * filling it made the kernel kill other processes, the worker first.
+ */
+export const SANDBOX_SHM_BYTES = 256 * 1024 * 1024;
 
 /** PATH inside the sandbox: the system's own directories (the only ones mounted). */
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -124,7 +130,8 @@ function lookUpSystemRoots(): string[] {
 /**
  * The bwrap arguments (before `--` and the command) for one sandboxed call: its own user, PID,
  * IPC, UTS and cgroup namespaces (and network, unless allowed), no capabilities, no nested user
- * namespaces; the system read-only, a private size-capped /tmp, fresh /proc and /dev, the workspace
+ * namespaces; the system read-only, a private size-capped /tmp, fresh /proc and read-only /dev (with a
+ * size-capped /dev/shm), the workspace
  * writable at its own path; a clean environment; killed with its parent.
  */
 export function bwrapArgs(spec: SandboxSpec): string[] {
@@ -151,6 +158,12 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
     '--proc',
     '/proc',
     '--dev',
+    '/dev',
+    '--size',
+    String(SANDBOX_SHM_BYTES),
+    '--tmpfs',
+    '/dev/shm',
+    '--remount-ro',
     '/dev',
     '--size',
     String(SANDBOX_TMP_BYTES),

@@ -11,6 +11,7 @@ export {
   probeBwrap,
   SANDBOX_HOME,
   SANDBOX_PATH,
+  SANDBOX_SHM_BYTES,
   SANDBOX_TMP_BYTES,
   sandboxEnv,
 } from './bwrap';
