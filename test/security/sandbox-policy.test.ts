@@ -21,6 +21,11 @@ test.each([
   ['env -i nice -n 5 timeout 9 sudo id', 'privilege-escalation'],
   ['find . -exec sudo rm {} \\;', 'privilege-escalation'],
   ['bash -c "sudo id"', 'privilege-escalation'],
+  ["bash -lc 'sudo id'", 'privilege-escalation'],
+  ["sh -ec 'sudo id'", 'privilege-escalation'],
+  ["bash -x -o pipefail -c 'sudo id'", 'privilege-escalation'],
+  ["bash -O extglob --norc -c -- 'sudo id'", 'privilege-escalation'],
+  ["bash --rcfile x -ic 'sudo id'", 'privilege-escalation'],
   ["eval 'sudo id'", 'privilege-escalation'],
   ['if true; then (sudo id); fi', 'privilege-escalation'],
   ['diff <(sudo cat a) b', 'privilege-escalation'],
@@ -52,6 +57,9 @@ test.each([
   'systemctl status nginx',
   'npm test 2>&1 | tail -5',
   'for f in *.ts; do echo "$f"; done',
+  "bash -lc 'echo sudo'",
+  'bash -e script.sh sudo',
+  'bash -o sudo script.sh',
   'x=$((1 + 2)); echo ${x:-0}',
 ])('%j is allowed', (command) => {
   expect(ruleOf(command)).toBe('allowed');

@@ -1,3 +1,4 @@
+import { SHELLS, shellScript } from './shell-script';
 import { parseShell, ShellParseError, type SimpleCommand, type Word } from './shell-words';
 
 /**
@@ -98,7 +99,6 @@ const WRAPPERS = new Set([
   'unshare', 'busybox', 'find', 'parallel', 'sg', 'caffeinate', 'systemd-run', 'script',
 ]); // prettier-ignore
 /** Shells whose `-c` argument is itself a command line, and `eval`, whose arguments are. */
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'rbash']);
 /** Reserved words that introduce a command (`if sudo …`, `! sudo …`). */
 const PREFIX_WORDS = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', '{', '}', '!', 'coproc']);
 /** Reserved words whose simple command names no command (`for x in a b`, `case $x in`). */
@@ -240,8 +240,8 @@ export class CommandPolicy {
         .findIndex((w) => !w.text.startsWith('-') && !isNumberLike(w.text) && !isAssignment(w));
       if (inner >= 0) return this.checkSimple(words.slice(start + 1 + inner), [], depth, wrapped + 1);
     }
-    if (depth < MAX_EVAL_DEPTH && (name === 'eval' || (SHELLS.has(name) && args.includes('-c')))) {
-      const script = name === 'eval' ? args.join(' ') : args[args.indexOf('-c') + 1];
+    if (depth < MAX_EVAL_DEPTH && (name === 'eval' || SHELLS.has(name))) {
+      const script = name === 'eval' ? args.join(' ') : shellScript(args);
       if (script !== undefined) return this.checkLine(script, depth + 1);
     }
     return undefined;
