@@ -75,6 +75,11 @@ export function errorMessage(error: unknown): string {
   try {
     if (error instanceof Error) return String(error.message || error.name || 'Error');
     if (typeof error === 'string') return error;
+    // An Error from another realm (a vm context, jest's module registry) is not `instanceof Error`.
+    if (Object.prototype.toString.call(error) === '[object Error]') {
+      const { message } = error as { message?: unknown };
+      if (typeof message === 'string' && message) return message;
+    }
     return JSON.stringify(error) ?? String(error);
   } catch {
     try {

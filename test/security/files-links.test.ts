@@ -8,6 +8,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer } from 'node:net';
 import * as path from 'node:path';
 import { createDefaultRegistry } from '../../src/tools';
 import { makeContext, makeWorkspace } from '../tools/helpers';
@@ -134,4 +135,39 @@ describe('planted links cannot carry a file tool outside the workspace', () => {
     await run('write_file', { path: 'a/b/adir', content: 'x' });
     expect(readdirSync(path.join(ws, 'a', 'b')).sort()).toEqual(['adir', 'last', 'ok.txt', 'relative']);
   });
+
+  test('a unix socket is refused in words, without the internal /proc/self/fd path', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(path.join(ws, 'sock'), resolve));
+    try {
+      for (const tool of ['read_file', 'edit_file'] as const) {
+        const result = await run(tool, inputFor(tool));
+        expect(result).toEqual({
+          content: "Error: Cannot use 'sock': it is not a regular file (a socket or a device) (ENXIO).",
+          isError: true,
+        });
+      }
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  test('a path the kernel could never open is refused before any folder is created', async () => {
+    const deep = `new/${'d/'.repeat(2100)}f.txt`;
+    expect(await run('write_file', { path: deep, content: 'x' })).toEqual({
+      content: `Error: Path '${deep.slice(0, 100)}…' is ${deep.length} bytes long; paths may be at most 4096 bytes.`,
+      isError: true,
+    });
+    expect(existsSync(path.join(ws, 'new'))).toBe(false);
+    const name = 'n'.repeat(256);
+    expect(await run('write_file', { path: `new/${name}`, content: 'x' })).toEqual({
+      content: `Error: The name '${name.slice(0, 100)}…' in the path is longer than 255 bytes, the longest file name allowed.`,
+      isError: true,
+    });
+    expect(existsSync(path.join(ws, 'new'))).toBe(false);
+  });
 });
+
+function inputFor(tool: 'read_file' | 'edit_file'): Record<string, unknown> {
+  return tool === 'read_file' ? { path: 'sock' } : { path: 'sock', old_string: 'a', new_string: 'b' };
+}

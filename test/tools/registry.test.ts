@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
@@ -304,6 +305,22 @@ describe('no exception in any tool path escapes registry.run', () => {
       const result = await registry.run(`throws_${i}`, {}, makeContext(dir));
       expect(result.isError).toBe(true);
       expect(result.content).toMatch(/^Error: ./);
+    });
+  });
+
+  test('an Error from another realm (as Node modules throw under jest) keeps its message', async () => {
+    const foreign = defineTool({
+      name: 'foreign',
+      description: 'Throws an Error made in another realm.',
+      inputSchema: z.object({}),
+      sideEffect: 'read_only',
+      async execute() {
+        throw runInNewContext('new Error("made elsewhere")');
+      },
+    });
+    await expect(new ToolRegistry([foreign]).run('foreign', {}, makeContext(dir))).resolves.toEqual({
+      content: 'Error: made elsewhere',
+      isError: true,
     });
   });
 

@@ -3,6 +3,7 @@
  * component from the workspace root held open by descriptor, open first and verify what was opened,
  * write by rename. See docs/file-safety.md for the rules and their limits.
  */
+import { errorCode } from './dir';
 import { locate, type Located, type LocateOptions } from './locate';
 
 export { HAS_PROC_FD, PinnedDir } from './dir';
@@ -16,10 +17,38 @@ export async function withLocated<T>(
   options: LocateOptions,
   use: (located: Located) => Promise<T>,
 ): Promise<T> {
-  const located = await locate(workspace, userPath, options);
   try {
-    return await use(located);
-  } finally {
-    await located.close();
+    const located = await locate(workspace, userPath, options);
+    try {
+      return await use(located);
+    } finally {
+      await located.close();
+    }
+  } catch (error) {
+    throw plainError(error, userPath);
   }
+}
+
+/** What an errno means, for the model. */
+const ERRNO_TEXT: Record<string, string> = {
+  ENXIO: 'it is not a regular file (a socket or a device)',
+  ENAMETOOLONG: 'the path is too long',
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is exhausted',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EMFILE: 'too many open files',
+};
+
+/**
+ * A system error whose message names the internal `/proc/self/fd/…` path the walk uses, restated
+ * with the path the model gave and what the errno means; other errors pass unchanged.
+ */
+function plainError(error: unknown, userPath: string): unknown {
+  // Not `instanceof Error`: errors from Node's own modules may come from another realm (jest, vm).
+  const message = typeof error === 'object' && error !== null && 'message' in error ? error.message : undefined;
+  if (typeof message !== 'string' || !message.includes('/proc/self/fd/')) return error;
+  const code = errorCode(error) ?? 'error';
+  return new Error(`Cannot use '${userPath}': ${ERRNO_TEXT[code] ?? code} (${code}).`);
 }

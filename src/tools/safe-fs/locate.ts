@@ -41,6 +41,29 @@ function outside(userPath: string, root: string, resolvedTo?: string): Workspace
   );
 }
 
+/** Linux's PATH_MAX and NAME_MAX, in bytes. */
+const MAX_PATH_BYTES = 4096;
+const MAX_NAME_BYTES = 255;
+
+/**
+ * A path the kernel could never resolve is refused before the walk: it would otherwise create up to
+ * thousands of nested directories (write_file creates missing ones) before failing half-way.
+ */
+function refuseOverlong(userPath: string): void {
+  const bytes = Buffer.byteLength(userPath);
+  if (bytes > MAX_PATH_BYTES) {
+    throw new WorkspaceError(
+      `Path '${userPath.slice(0, 100)}…' is ${bytes} bytes long; paths may be at most ${MAX_PATH_BYTES} bytes.`,
+    );
+  }
+  const long = userPath.split('/').find((name) => Buffer.byteLength(name) > MAX_NAME_BYTES);
+  if (long !== undefined) {
+    throw new WorkspaceError(
+      `The name '${long.slice(0, 100)}…' in the path is longer than ${MAX_NAME_BYTES} bytes, the longest file name allowed.`,
+    );
+  }
+}
+
 /** The components of `candidate` below the workspace (spelled with its real or configured path), or null. */
 function componentsBelow(candidate: string, root: string, configured: string): string[] | null {
   const base = isInside(root, candidate) ? root : isInside(configured, candidate) ? configured : undefined;
@@ -62,6 +85,7 @@ export async function locate(workspace: string, userPath: string, options: Locat
     throw new WorkspaceError('Path must be a non-empty string (relative to the workspace, or absolute inside it).');
   }
   if (userPath.includes('\0')) throw new WorkspaceError(`Path '${userPath}' contains a NUL byte.`);
+  refuseOverlong(userPath);
   const configured = path.resolve(workspace);
   const root = await realWorkspace(workspace);
   const candidate = path.isAbsolute(userPath) ? path.resolve(userPath) : path.resolve(root, userPath);
