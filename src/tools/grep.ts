@@ -120,6 +120,7 @@ export function formatGrepResult(
   shownBase: string,
   withContext: boolean,
   notes: readonly string[] = [],
+  filesNotKept = 0,
 ): string {
   const mode = input.output_mode ?? 'files_with_matches';
   const sorted = [...hits].sort((a, b) => comparePaths(a.path, b.path));
@@ -150,10 +151,11 @@ export function formatGrepResult(
     shown.push(line);
     used += line.length + 1;
   }
-  if (shown.length < lines.length) {
+  const total = lines.length + filesNotKept;
+  if (shown.length < total) {
     const why = shown.length >= limit ? `head_limit ${limit}` : `the ${MAX_TOOL_OUTPUT_CHARS}-character output limit`;
     shown.push(
-      `… ${plural(lines.length - shown.length, `more ${unit}`)} not shown (${lines.length} in total; stopped at ${why}). ` +
+      `… ${plural(total - shown.length, `more ${unit}`)} not shown (${total} in total; stopped at ${why}). ` +
         'Narrow the search with path, glob or a more specific pattern.',
     );
   }
@@ -199,7 +201,8 @@ export function createGrepTool(options: GrepToolOptions = {}) {
       if (result.binaryBase) {
         return `No matches found for pattern '${input.pattern}' in '${shownBase}' (it is a binary file and was skipped).`;
       }
-      return formatGrepResult(result.hits, input, shownBase, query.before > 0 || query.after > 0, result.notes);
+      const withContext = query.before > 0 || query.after > 0;
+      return formatGrepResult(result.hits, input, shownBase, withContext, result.notes, result.filesNotKept);
     },
   });
 }

@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { MAX_TOOL_OUTPUT_CHARS } from '../../src/shared/constants';
 import { createDefaultRegistry } from '../../src/tools';
 import { GREP_DEFAULT_HEAD_LIMIT } from '../../src/tools/grep';
+import { runGrep } from '../../src/tools/search/jobs';
+import { GREP_MAX_FILE_HITS } from '../../src/tools/search/limits';
 import { makeContext, makeTempDir, writeTree } from './helpers';
 
 const FIXTURE: Record<string, string | Buffer> = {
@@ -321,5 +323,41 @@ describe('grep patterns are RE2', () => {
     expect(await out({ pattern: '(?<w>wo)rd\\s' })).toBe('b/c.txt:1:word word');
     expect(await out({ pattern: '(?i)foo\\s' })).toBe('a.txt:3:FOO x');
     expect(await out({ pattern: '\\Afoo' })).toBe('a.txt:1:foobar\na.txt:2:foobaz');
+  });
+});
+
+describe('grep keeps a bounded number of matching files', () => {
+  const { dir, cleanup } = makeTempDir();
+  afterAll(cleanup);
+  const extra = 5;
+  beforeAll(() => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < GREP_MAX_FILE_HITS + extra; i++)
+      files[`d${i % 100}/f${String(i).padStart(5, '0')}.txt`] = 'x\n';
+    writeTree(dir, files);
+  });
+
+  test('the search thread sends at most GREP_MAX_FILE_HITS files, in path order, and counts the rest', () => {
+    const query = {
+      pattern: 'x',
+      caseInsensitive: false,
+      before: 0,
+      after: 0,
+      root: dir,
+      base: dir,
+      baseIsFile: false,
+    };
+    for (const mode of ['files_with_matches', 'count'] as const) {
+      const result = runGrep({ ...query, mode });
+      expect(result.hits).toHaveLength(GREP_MAX_FILE_HITS);
+      expect(result.filesNotKept).toBe(extra);
+      expect(result.hits[0]?.path).toBe('d0/f00000.txt');
+    }
+  });
+
+  test('the answer still gives the total', async () => {
+    const result = await createDefaultRegistry().run('grep', { pattern: 'x' }, makeContext(dir));
+    const total = GREP_MAX_FILE_HITS + extra;
+    expect(result.content).toMatch(new RegExp(`more files not shown \\(${total} in total; stopped at `));
   });
 });

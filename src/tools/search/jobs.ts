@@ -2,7 +2,7 @@ import { closeSync } from 'node:fs';
 import * as path from 'node:path';
 import { compilePathFilter, globToRegExp } from '../glob-pattern';
 import { DEFAULT_SKIPPED_NAMES } from '../walk';
-import { GREP_CHUNK_BYTES } from './limits';
+import { GREP_CHUNK_BYTES, GREP_MAX_FILE_HITS } from './limits';
 import type { GlobQuery, GlobResult, GrepQuery, GrepResult, SearchJob } from './protocol';
 import { compileGrepRegexes } from './regex';
 import { GrepCollector, scanFile } from './grep-scan';
@@ -46,6 +46,8 @@ export function runGrep(query: GrepQuery): GrepResult {
       const hits = scanFile(fd, rel, regexes, query, collector, buffer);
       if (hits === 'binary') {
         if (query.baseIsFile) result.binaryBase = true;
+      } else if (hits && query.mode !== 'content' && result.hits.length >= GREP_MAX_FILE_HITS) {
+        result.filesNotKept = (result.filesNotKept ?? 0) + 1;
       } else if (hits) {
         result.hits.push(hits);
       }

@@ -37,6 +37,12 @@ export const GREP_MAX_COLLECTED_LINES = 200_000;
  * can ever show: the 30,000-character cap fits fewer than 10,000 lines of at least 3 characters.
  */
 export const GREP_MAX_STORED_TEXT_LINES = 20_000;
+/**
+ * Files kept in files_with_matches and count modes (in path order); later ones are only counted.
+ * More than the answer can show (a path and its newline take at least 2 of its 30,000 characters),
+ * and 200,000 matching files no longer cross to the main thread to be sorted there.
+ */
+export const GREP_MAX_FILE_HITS = 20_000;
 /** Matched lines longer than this are cut (minified files would otherwise fill the answer). */
 export const GREP_MAX_LINE_CHARS = 500;
 /** Notes about capped lines shown at most (a file of huge lines would otherwise repeat one note). */

@@ -39,6 +39,8 @@ export interface GrepFileHits {
 export interface GrepResult {
   /** In path order. */
   hits: GrepFileHits[];
+  /** Matching files left out of `hits` (files_with_matches and count modes) by GREP_MAX_FILE_HITS. */
+  filesNotKept?: number;
   /** Things the model should know about how the search was limited (huge lines). */
   notes: string[];
   /** The search named one file, and it is binary (holds a NUL byte): it was skipped. */
