@@ -180,6 +180,9 @@ export function createBashTool(options: BashToolOptions = {}) {
     inputSchema: bashInput,
     sideEffect: 'mutating',
     async execute(input, ctx) {
+      if (input.command.includes('\0')) {
+        return { content: 'Error: the command contains a NUL byte, which no shell command can hold.', isError: true };
+      }
       const refusal = new CommandPolicy([workerPolicy, runPolicy(ctx)]).check(input.command);
       if (refusal) return { content: refusalMessage(refusal), isError: true };
       const sandboxNow = status();

@@ -58,6 +58,7 @@ test.each([
   'npm test 2>&1 | tail -5',
   'for f in *.ts; do echo "$f"; done',
   "bash -lc 'echo sudo'",
+  'exec >&- 2>&-; ls 3<&-',
   'bash -e script.sh sudo',
   'bash -o sudo script.sh',
   'x=$((1 + 2)); echo ${x:-0}',

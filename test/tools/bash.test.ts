@@ -30,6 +30,13 @@ describe.each(['bwrap', 'off'] as const)('bash tool (sandbox %s)', (mode) => {
     expect(result).toEqual({ content: said('failing\nExit code: 3'), isError: true });
   });
 
+  test('a NUL byte in the command is refused in words', async () => {
+    await expect(run({ command: 'echo a\u0000b' })).resolves.toEqual({
+      content: 'Error: the command contains a NUL byte, which no shell command can hold.',
+      isError: true,
+    });
+  });
+
   test('no output says so', async () => {
     await expect(run({ command: 'true' })).resolves.toEqual({
       content: said('(no output)\nExit code: 0'),

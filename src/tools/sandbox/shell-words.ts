@@ -131,6 +131,11 @@ class Scanner {
       } else if (c === '<' || c === '>') {
         if (redirect) throw new ShellParseError(`a redirection '${redirect}' without a target`);
         redirect = this.takeOperator();
+        // `>&-` and `<&-` close a descriptor: complete without a target (`2>&-` was refused).
+        if (redirect === '>&-' || redirect === '<&-') {
+          current.redirects.push({ op: redirect, target: { text: '-', dynamic: false, plain: true } });
+          redirect = undefined;
+        }
       } else if (c === '(') {
         this.i++;
         finish();
