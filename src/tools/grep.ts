@@ -16,16 +16,7 @@ const MAX_CONTEXT_LINES = 100;
 /** Room kept free under the registry cap for the closing notes. */
 const NOTE_RESERVE_CHARS = 600;
 
-/**
- * Ignored: RE2 in a search thread is the one engine. Kept only because bench/search-figure.ts types
- * the old engine's module (loaded from git history) with today's options; remove it with that use.
- * @deprecated ignored
- */
-export type GrepEngine = 'auto' | 'rg' | 'js';
-
 export interface GrepToolOptions {
-  /** @deprecated ignored: see {@link GrepEngine}. */
-  engine?: GrepEngine;
   /** Stop a call after this long (default SEARCH_DEADLINE_MS). */
   deadlineMs?: number;
 }

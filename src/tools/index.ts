@@ -47,5 +47,5 @@ export { createDoneTool } from './done';
 export { createWriteFileTool } from './write-file';
 export { createEditFileTool } from './edit-file';
 export { createGlobTool, type GlobToolOptions } from './glob';
-export { createGrepTool, type GrepEngine, type GrepToolOptions } from './grep';
+export { createGrepTool, type GrepToolOptions } from './grep';
 export type { SideEffect, Tool, ToolContext, ToolOutput, ToolResult } from './types';
