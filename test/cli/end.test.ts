@@ -39,7 +39,17 @@ const runArgs = (workflowId: string, ...extra: string[]) => [
 
 test('end completes a waiting session with its last answer; it is refused while the session works', async () => {
   const workflowId = `end-${tag}-session`;
-  const model = new ScriptedModel([text('First answer.'), delayed(2_000, text('Second answer.'))]);
+  // The second answer waits until the test has tried `end` while the session works (a fixed delay
+  // raced the CLI's start-up on a loaded machine).
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const model = new ScriptedModel([
+    text('First answer.'),
+    async () => {
+      await gate;
+      return text('Second answer.');
+    },
+  ]);
   await withWorker(env, { model }, async (taskQueue) => {
     const run = durableAgent(runArgs(workflowId, '--session'), { taskQueue });
     const handle = env.client.workflow.getHandle(workflowId);
@@ -51,6 +61,7 @@ test('end completes a waiting session with its last answer; it is refused while 
     expect(busy.stderr.trim()).toMatch(
       new RegExp(`^error: end of session refused by run ${workflowId}: .*(working on a message|not waiting)`),
     );
+    release();
 
     await waitForState(handle, (s) => s.status === 'awaiting_input' && s.iteration === 2);
     const ended = await durableAgent(['end', workflowId]);
