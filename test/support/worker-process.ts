@@ -20,7 +20,10 @@ import { temporalConfig } from '../../src/config';
 import { defineTool, resolveInWorkspace } from '../../src/tools';
 import { defaultActivityDeps } from '../../src/worker';
 
-/** A read-only tool that takes as long as the test wants: it returns once `path` exists. */
+/**
+ * A read-only tool that takes as long as the test wants: it returns once `path` exists and has
+ * content (a file the test is still writing can be seen empty for a moment).
+ */
 const waitForFile = defineTool({
   name: 'wait_for_file',
   description: 'Wait until a file exists in the workspace and return its content.',
@@ -31,11 +34,9 @@ const waitForFile = defineTool({
     const target = await resolveInWorkspace(ctx.workspace, input.path);
     for (;;) {
       if (ctx.signal.aborted) return { content: 'Error: cancelled', isError: true };
-      try {
-        return await fs.readFile(target, 'utf8');
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const content = await fs.readFile(target, 'utf8').catch(() => '');
+      if (content) return content;
+      await new Promise((r) => setTimeout(r, 100));
     }
   },
 });
