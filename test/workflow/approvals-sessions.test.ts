@@ -2,42 +2,15 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
-import type { AgentRunInput } from '../../src/shared';
-import {
-  WORKFLOW_TYPE,
-  approveToolUpdate,
-  denyToolUpdate,
-  endSessionUpdate,
-  eventsQuery,
-  sendMessageUpdate,
-} from '../../src/shared';
-import type { agentWorkflow } from '../../src/workflows';
+import { approveToolUpdate, denyToolUpdate, endSessionUpdate, eventsQuery, sendMessageUpdate } from '../../src/shared';
 import { waitForState } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 
-let env: TestEnv;
-let workspace: string;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-beforeEach(async () => {
-  workspace = await tempWorkspace('approve');
-});
-
-let counter = 0;
-function start(taskQueue: string, input: Partial<AgentRunInput>) {
-  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
-    taskQueue,
-    workflowId: `approve-${Date.now()}-${++counter}`,
-    args: [{ prompt: 'help me', model: 'scripted-test', workspace, ...input }],
-  });
-}
+const { suite, start } = useWorkflowSuite('approve');
 
 const exists = (file: string) =>
-  fs.stat(path.join(workspace, file)).then(
+  fs.stat(path.join(suite.workspace, file)).then(
     () => true,
     () => false,
   );
@@ -58,7 +31,7 @@ test('a later call that reuses an approved call id waits for its own decision', 
     toolUse([{ id: 'reused', name: 'write_file', input: { path: 'second.txt', content: '2' } }]),
     text('Done.'),
   ]);
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { approveMutating: true });
     await waitForState(handle, (s) => s.pendingApprovals.length === 1 && s.iteration === 1);
     await handle.executeUpdate(approveToolUpdate, { args: [{ toolUseId: 'reused' }] });
@@ -81,7 +54,7 @@ test('two calls sharing an id in one turn: one decision cannot approve both; the
     ]),
     text('Done.'),
   ]);
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { approveMutating: true });
     await waitForState(handle, (s) => s.pendingApprovals.length === 1);
     await handle.executeUpdate(approveToolUpdate, { args: [{ toolUseId: 'twin' }] });
@@ -98,7 +71,7 @@ test('approval updates reject malformed input saying what is accepted', async ()
     toolUse([{ id: 'w1', name: 'write_file', input: { path: 'x.txt', content: 'x' } }]),
     text('Done.'),
   ]);
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { approveMutating: true });
     await waitForState(handle, (s) => s.pendingApprovals.length === 1);
     const approve = (arg: unknown) => handle.executeUpdate(approveToolUpdate, { args: [arg as never] });
@@ -113,7 +86,7 @@ test('approval updates reject malformed input saying what is accepted', async ()
 
 test('endSession ends a waiting session completed with its last answer', async () => {
   const model = new ScriptedModel([text('First.'), text('Second.')]);
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { session: true });
     await waitForState(handle, (s) => s.status === 'awaiting_input');
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'more' }] });
@@ -129,7 +102,7 @@ test('endSession ends a waiting session completed with its last answer', async (
 
 test('endSession is refused for a run that is not a session, and for one that has ended', async () => {
   const model = new ScriptedModel([toolUse([{ name: 'bash', input: { command: 'sleep 2' } }]), text('Done.')]);
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, {});
     await waitForState(handle, (s) => s.activeTools.length === 1);
     const end = () => handle.executeUpdate(endSessionUpdate, { args: [{}] });

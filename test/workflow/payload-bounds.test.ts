@@ -4,46 +4,26 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { AnthropicProvider } from '../../src/models/anthropic';
 import { ScriptedModel, delayed, text, toolUse, type ScriptStep } from '../../src/models/scripted';
-import type { AgentRunInput, ModelRequest } from '../../src/shared';
+import type { ModelRequest } from '../../src/shared';
 import {
   ErrorTypes,
   MAX_EVENTS_PAGE_BYTES,
   MAX_PROMPT_BYTES,
-  WORKFLOW_TYPE,
   eventsQuery,
   jsonBytes,
   sendMessageUpdate,
 } from '../../src/shared';
-import type { agentWorkflow } from '../../src/workflows';
 import { message, startFakeAnthropic } from '../support/fake-anthropic';
 import { runResult, waitForState } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
  * Every payload a run produces stays inside Temporal's limits whatever the model and the users
  * send (constants.ts names each bound). Each case here was terminated by the server, or made the
  * run or its queries fail, before the bounds.
  */
-let env: TestEnv;
-let workspace: string;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-beforeEach(async () => {
-  workspace = await tempWorkspace('bounds');
-});
-
-let counter = 0;
-function start(taskQueue: string, input: Partial<AgentRunInput>) {
-  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
-    taskQueue,
-    workflowId: `bounds-${Date.now()}-${++counter}`,
-    args: [{ prompt: 'work hard', model: 'scripted-test', workspace, ...input }],
-  });
-}
+const { suite, start } = useWorkflowSuite('bounds');
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -52,7 +32,7 @@ async function chainEvents(workflowId: string, firstRunId: string): Promise<temp
   const types: temporal.api.enums.v1.EventType[] = [];
   let runId: string | undefined = firstRunId;
   while (runId) {
-    const history: temporal.api.history.v1.IHistory = await env.client.workflow
+    const history: temporal.api.history.v1.IHistory = await suite.env.client.workflow
       .getHandle(workflowId, runId)
       .fetchHistory();
     const events: temporal.api.history.v1.IHistoryEvent[] = history.events ?? [];
@@ -78,7 +58,7 @@ function bigWriter(turns: number): ScriptStep[] {
 
 test('a 30,000-character write_file every turn for 150 turns completes across continue-as-new', async () => {
   const model = new ScriptedModel(bigWriter(150));
-  const { result, types } = await withWorker(env, { model }, async (tq) => {
+  const { result, types } = await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { maxIterations: 400 });
     const result = await handle.result();
     return { result, types: await chainEvents(handle.workflowId, handle.firstExecutionRunId) };
@@ -96,7 +76,7 @@ test('25 sends of 100 KB during a slow tool: each accepted or refused with a rea
     (request: ModelRequest) => text(`Got ${JSON.stringify(request.messages).length} characters.`),
   ]);
   const big = (i: number) => `<msg ${i}>`.padEnd(100_000, 'm');
-  const { result, outcomes, types } = await withWorker(env, { model }, async (tq) => {
+  const { result, outcomes, types } = await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, {});
     await waitForState(handle, (s) => s.activeTools.length === 1);
     const outcomes = await Promise.all(
@@ -107,7 +87,7 @@ test('25 sends of 100 KB during a slow tool: each accepted or refused with a rea
         ),
       ),
     );
-    await fs.writeFile(path.join(workspace, 'go'), '');
+    await fs.writeFile(path.join(suite.workspace, 'go'), '');
     const result = await handle.result();
     return { result, outcomes, types: await chainEvents(handle.workflowId, handle.firstExecutionRunId) };
   });
@@ -127,7 +107,7 @@ test('25 sends of 100 KB during a slow tool: each accepted or refused with a rea
 
 test('a 1.5 MB prompt is refused at start with a message naming the limit', async () => {
   const model = new ScriptedModel([text('never')]);
-  const err = await withWorker(env, { model }, async (tq) =>
+  const err = await withWorker(suite.env, { model }, async (tq) =>
     (await start(tq, { prompt: 'p'.repeat(1_500_000) })).result().catch((e: unknown) => e),
   );
   expect(err).toBeInstanceOf(WorkflowFailedError);
@@ -141,7 +121,7 @@ test('a 5 MB answer from the provider: one request, then a clear non-retryable f
   try {
     fake.enqueue(message('y'.repeat(5_000_000)), message('y'.repeat(5_000_000)));
     const model = new AnthropicProvider({ baseURL: fake.url, apiKey: 'sk-test' });
-    const result = await withWorker(env, { model }, async (tq) =>
+    const result = await withWorker(suite.env, { model }, async (tq) =>
       runResult(await start(tq, { model: 'claude-sonnet-5-5' })),
     );
     expect(result.exitReason).toBe('failed');
@@ -156,7 +136,7 @@ test('a 5 MB answer from the provider: one request, then a clear non-retryable f
 test('a 1 MB answer: the run completes with all of it, and every events page stays bounded', async () => {
   const answer = 'z'.repeat(1_000_000);
   const model = new ScriptedModel([delayed(200, text(answer))]);
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, {});
     const result = await handle.result();
     expect(result.finalText).toBe(answer);

@@ -2,37 +2,17 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
-import type { AgentRunInput } from '../../src/shared';
-import { WORKFLOW_TYPE, eventsQuery, stateQuery, statusSearchAttribute } from '../../src/shared';
-import type { agentWorkflow } from '../../src/workflows';
+import { eventsQuery, stateQuery, statusSearchAttribute } from '../../src/shared';
 import { eventually, waitForState } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
  * The status of a run is never stale or contradictory: a Temporal cancel stops the run the way an
  * interrupt does and says so everywhere, a continued-as-new execution stops saying `running`, and
  * what runs now is readable in Pending Activities and Current Details.
  */
-let env: TestEnv;
-let workspace: string;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-beforeEach(async () => {
-  workspace = await tempWorkspace('status');
-});
-
-let counter = 0;
-function start(taskQueue: string, input: Partial<AgentRunInput>) {
-  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
-    taskQueue,
-    workflowId: `status-${Date.now()}-${++counter}`,
-    args: [{ prompt: 'work', model: 'scripted-test', workspace, ...input }],
-  });
-}
+const { suite, start } = useWorkflowSuite('status');
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -40,7 +20,7 @@ const statusOf = (sa: unknown) => (sa as Record<string, unknown[]> | undefined)?
 
 test('a Temporal cancel during a tool ends the run Canceled, records the tool call ending, and says cancelled everywhere', async () => {
   const model = new ScriptedModel([toolUse([{ name: 'bash', input: { command: 'sleep 30' } }]), text('never')]);
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, {});
     await waitForState(handle, (s) => s.activeTools.length === 1);
     const sentAt = Date.now();
@@ -72,18 +52,18 @@ test('a Temporal cancel during a tool ends the run Canceled, records the tool ca
 test('a continued-as-new execution stops saying running; the new one says running', async () => {
   const steps = Array.from({ length: 8 }, () => toolUse([{ name: 'read_file', input: { path: 'nothing.txt' } }]));
   const model = new ScriptedModel([...steps, text('done')]);
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { continueAsNewAfter: { events: 50 } });
     const result = await handle.result();
     expect(result.exitReason).toBe('completed');
-    const first = env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId);
+    const first = suite.env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId);
     const description = await first.describe();
     expect(description.status.name).toBe('CONTINUED_AS_NEW');
     await eventually(
       async () => statusOf((await first.describe()).searchAttributes),
       (status) => expect(status).toBe('continued'),
     );
-    const latest = await env.client.workflow.getHandle(handle.workflowId).describe();
+    const latest = await suite.env.client.workflow.getHandle(handle.workflowId).describe();
     expect(statusOf(latest.searchAttributes)).toBe('completed');
   });
 });
@@ -94,7 +74,7 @@ test('Pending Activities shows what a tool call runs, and Current Details has no
     toolUse([{ id: 'ask_me', name: 'write_file', input: { path: 'a.txt', content: 'a' } }]),
     text('done'),
   ]);
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { model: 'claude-haiku-4-5', maxBudgetUsd: 2, permissions: { write_file: 'ask' } });
     const details = await eventually(
       async () => (await handle.describe()).raw.pendingActivities?.[0]?.heartbeatDetails?.payloads ?? [],

@@ -1,39 +1,20 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
-import type { AgentRunInput, ModelResponse, StopReason } from '../../src/shared';
-import { DONE_TOOL_NAME, ErrorTypes, WORKFLOW_TYPE, eventsQuery } from '../../src/shared';
-import type { agentWorkflow } from '../../src/workflows';
+import type { ModelResponse, StopReason } from '../../src/shared';
+import { DONE_TOOL_NAME, ErrorTypes, eventsQuery } from '../../src/shared';
 import { runResult } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
  * How one model turn becomes the run's next step, as seed 004 reads a turn: answers continued
  * after max_tokens, text blocks, the done tool, unknown stop reasons, and provider numbers.
  */
-let env: TestEnv;
-let workspace: string;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-beforeEach(async () => {
-  workspace = await tempWorkspace('turn');
-});
-
-let counter = 0;
-function start(taskQueue: string, input: Partial<AgentRunInput>) {
-  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
-    taskQueue,
-    workflowId: `turn-${Date.now()}-${++counter}`,
-    args: [{ prompt: 'do it', model: 'scripted-test', workspace, ...input }],
-  });
-}
+const { suite, start } = useWorkflowSuite('turn');
 
 const exists = (file: string) =>
-  fs.stat(path.join(workspace, file)).then(
+  fs.stat(path.join(suite.workspace, file)).then(
     () => true,
     () => false,
   );
@@ -44,7 +25,7 @@ test('an answer cut at max_tokens and continued is whole in finalText', async ()
     text('second, ', { stopReason: 'max_tokens' }),
     text('and third.'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, {})).result());
   expect(result).toMatchObject({
     exitReason: 'completed',
     finalText: 'The three steps are: first, second, and third.',
@@ -62,7 +43,7 @@ test('text blocks join with a newline and the answer is trimmed', async () => {
       stopReason: 'end_turn',
     },
   ]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, {})).result());
   expect(result.finalText).toBe('First paragraph.\nSecond paragraph.');
 });
 
@@ -74,7 +55,7 @@ test('in done-tool mode the calls after done in the same turn are not run, and t
       { id: 'after', name: 'write_file', input: { path: 'after.txt', content: 'y' } },
     ]),
   ]);
-  const { result, events } = await withWorker(env, { model }, async (tq) => {
+  const { result, events } = await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { requireDoneTool: true });
     return { result: await handle.result(), events: (await handle.query(eventsQuery, {})).events };
   });
@@ -93,7 +74,7 @@ test('a turn with an unknown stop reason runs its tool calls instead of dropping
     }),
     text('Finished.'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, {})).result());
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Finished.', iterations: 2 });
   expect(await exists('kept.txt')).toBe(true);
   const results = model.requests[1]?.messages[2];
@@ -102,7 +83,7 @@ test('a turn with an unknown stop reason runs its tool calls instead of dropping
 
 test('a tool_use stop with no tool blocks ends the turn as the answer (seed 002 T11)', async () => {
   const model = new ScriptedModel([text('Nothing to run.', { stopReason: 'tool_use' })]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, {})).result());
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Nothing to run.', iterations: 1 });
 });
 
@@ -122,7 +103,7 @@ describe('provider numbers are validated, so the budget is never silently disabl
     ['fractions', { inputTokens: 1.5, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }],
   ])('%s in usage: malformed, retried a bounded number of times, then the run fails saying why', async (_n, usage) => {
     const model = new ScriptedModel([withUsage(usage), withUsage(usage)]);
-    const result = await withWorker(env, { model }, async (tq) =>
+    const result = await withWorker(suite.env, { model }, async (tq) =>
       runResult(
         await start(tq, {
           model: 'claude-haiku-4-5',

@@ -1,0 +1,28 @@
+import { WORKFLOW_TYPE, type AgentRunInput } from '../../src/shared';
+import type { agentWorkflow } from '../../src/workflows';
+import { connectTestEnv, tempWorkspace, type TestEnv } from './temporal';
+
+/**
+ * The common frame of a workflow test file: a connection to the test server for the file, a fresh
+ * workspace per test, and `start(taskQueue, input)` for a run of the scripted model in it.
+ */
+export function useWorkflowSuite(label: string) {
+  const suite = {} as { env: TestEnv; workspace: string };
+  beforeAll(async () => {
+    suite.env = await connectTestEnv();
+  });
+  afterAll(async () => {
+    await suite.env?.close();
+  });
+  beforeEach(async () => {
+    suite.workspace = await tempWorkspace(label);
+  });
+  let counter = 0;
+  const start = (taskQueue: string, input: Partial<AgentRunInput> = {}) =>
+    suite.env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+      taskQueue,
+      workflowId: `${label}-${Date.now()}-${++counter}`,
+      args: [{ prompt: 'work', model: 'scripted-test', workspace: suite.workspace, ...input }],
+    });
+  return { suite, start };
+}
