@@ -1,4 +1,5 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
+import { objectWithKeys } from './validation';
 import {
   INPUT_PREVIEW_CHARS,
   previewInput,
@@ -81,19 +82,7 @@ export class Approvals {
 
   /** The update validator: says exactly what is accepted and which calls are waiting. */
   validate(raw: unknown): void {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      throw new Error(`expected an object ${ACCEPTED}, got ${describe(raw)}`);
-    }
-    const update = raw as Record<string, unknown>;
-    const unknownKeys = Object.keys(update).filter((k) => k !== 'toolUseId' && k !== 'reason');
-    if (unknownKeys.length) {
-      throw new Error(
-        `unknown field(s) ${unknownKeys
-          .slice(0, 5)
-          .map((k) => `'${k.slice(0, 50)}'`)
-          .join(', ')}; accepted: ${ACCEPTED}`,
-      );
-    }
+    const update = objectWithKeys(raw, ['toolUseId', 'reason'], ACCEPTED);
     if (typeof update.toolUseId !== 'string' || !update.toolUseId || update.toolUseId.length > MAX_TOOL_USE_ID_CHARS) {
       throw new Error(
         `toolUseId must be a non-empty string of at most ${MAX_TOOL_USE_ID_CHARS} characters; accepted: ${ACCEPTED}`,
@@ -123,10 +112,4 @@ export class Approvals {
     }
     return { toolUseId, name: entry?.approval.name ?? '', approved };
   }
-}
-
-export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }

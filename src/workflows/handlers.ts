@@ -11,7 +11,8 @@ import {
   type AgentRunState,
   type RunEventInput,
 } from '../shared';
-import { describe, type Approvals } from './approvals';
+import type { Approvals } from './approvals';
+import { describe } from './validation';
 import type { EventLog } from './events';
 import type { Inbox } from './inbox';
 import type { RunState } from './run-state';

@@ -5,7 +5,7 @@ import {
   type ContentBlock,
   type ExitReason,
 } from '../shared';
-import { describe } from './approvals';
+import { objectWithKeys } from './validation';
 import type { Conversation } from './conversation';
 
 const ACCEPTED = '{"message": string}';
@@ -35,19 +35,7 @@ export class Inbox {
   /** The update validator. `ended`: the run's exit reason once it has one. */
   validate(raw: unknown, ended: ExitReason | undefined): void {
     if (ended) throw new Error(`the run has ended ('${ended}'); start a new run to continue`);
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      throw new Error(`expected an object ${ACCEPTED}, got ${describe(raw)}`);
-    }
-    const update = raw as Record<string, unknown>;
-    const unknownKeys = Object.keys(update).filter((k) => k !== 'message');
-    if (unknownKeys.length) {
-      throw new Error(
-        `unknown field(s) ${unknownKeys
-          .slice(0, 5)
-          .map((k) => `'${k.slice(0, 50)}'`)
-          .join(', ')}; accepted: ${ACCEPTED}`,
-      );
-    }
+    const update = objectWithKeys(raw, ['message'], ACCEPTED);
     if (typeof update.message !== 'string' || !update.message.trim()) {
       throw new Error(`message must be a non-empty string; accepted: ${ACCEPTED}`);
     }

@@ -53,20 +53,25 @@ export class ModelCalls {
     this.workerQueue = workerQueue;
   }
 
+  /** What every model call of this run sends: the settings and the conversation (a delta). */
+  private request(conversation: ConversationDelta) {
+    const s = this.settings;
+    return {
+      model: s.model,
+      system: s.system,
+      conversation,
+      toolNames: s.toolNames,
+      extraToolNames: s.extraToolNames,
+      maxTokens: s.maxTokens,
+    };
+  }
+
   /** One iteration's model call. */
   async call(iteration: number): Promise<CallModelOutput> {
     const s = this.settings;
     const response = await this.withConversation((conversation, options) =>
       this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
-        {
-          model: s.model,
-          system: s.system,
-          conversation,
-          toolNames: s.toolNames,
-          extraToolNames: s.extraToolNames,
-          maxTokens: s.maxTokens,
-          toolChoice: { type: 'auto' },
-        },
+        { ...this.request(conversation), toolChoice: { type: 'auto' } },
       ]),
     );
     if (s.sticky && response.workerQueue) this.workerQueue = response.workerQueue;
@@ -78,15 +83,7 @@ export class ModelCalls {
     const s = this.settings;
     const { text, response } = await this.withConversation((conversation, options) =>
       this.activities.summarizeRun.executeWithOptions({ summary: `${label} · ${s.model}`, ...options }, [
-        {
-          model: s.model,
-          system: s.system,
-          conversation,
-          toolNames: s.toolNames,
-          extraToolNames: s.extraToolNames,
-          maxTokens: s.maxTokens,
-          instruction,
-        },
+        { ...this.request(conversation), instruction },
       ]),
     );
     // Results recorded before bounded payloads carry the text; newer ones only the response.
