@@ -62,6 +62,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       id: `${info.workflowId}/${info.runId}`,
       messages: [{ role: 'user', content: input.prompt }],
     },
+    flags.hardened ? 'utf8' : 'chars',
   );
   const board = new StatusBoard(
     state,
@@ -124,6 +125,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     maxIterations,
     maxBudgetUsd: input.maxBudgetUsd,
     model,
+    hardened: flags.hardened,
     emit,
     cancelLoop: () => loopScope.cancel(),
     statusChanged: () => board.showDetails(),

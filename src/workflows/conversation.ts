@@ -1,5 +1,5 @@
 import type { ContentBlock, ConversationDelta, ConversationSnapshot, Message, WireBlock, WireMessage } from '../shared';
-import { ROOT_HASH, chainHash, hashString } from '../shared';
+import { ROOT_HASH, chainHash, hashString, utf8Length } from '../shared';
 
 /**
  * The run's conversation as the workflow keeps it (rebuilt on replay from activity results) and
@@ -11,11 +11,20 @@ export class Conversation {
   /** chain[i] is the hash after the first i messages. */
   private chain: string[] = [ROOT_HASH];
   private syncedLength = 0;
+  /** JSON size of each message, in the run's measure (see `measure`). */
+  private sizes: number[] = [];
   /** JSON size of the whole conversation, for the payload limits it must stay under. */
   private jsonBytes = 0;
   private readonly cachedToolResults = new Set<string>();
 
-  constructor(snapshot: Pick<ConversationSnapshot, 'id'> & Partial<ConversationSnapshot>) {
+  /**
+   * `measure`: UTF-8 bytes, as Temporal counts payloads; runs recorded before bounded payloads
+   * counted UTF-16 units (`chars`) and keep doing so, since the size decides when they compact.
+   */
+  constructor(
+    snapshot: Pick<ConversationSnapshot, 'id'> & Partial<ConversationSnapshot>,
+    private readonly measure: 'utf8' | 'chars' = 'utf8',
+  ) {
     this.id = snapshot.id;
     for (const message of snapshot.messages ?? []) this.append(message);
     this.syncedLength = Math.min(snapshot.syncedLength ?? 0, this.messages.length);
@@ -36,8 +45,10 @@ export class Conversation {
 
   append(message: Message): void {
     const json = JSON.stringify(message);
+    const size = this.measure === 'utf8' ? utf8Length(json) : json.length;
     this.messages.push(message);
-    this.jsonBytes += json.length;
+    this.sizes.push(size);
+    this.jsonBytes += size;
     this.chain.push(chainHash(this.chain[this.chain.length - 1] ?? ROOT_HASH, message, json));
   }
 
@@ -55,8 +66,8 @@ export class Conversation {
     if (this.messages.length === 0 || this.messages.length <= this.syncedLength) {
       throw new Error('replaceLast: the last message was already sent to a worker');
     }
-    const removed = this.messages.pop();
-    this.jsonBytes -= JSON.stringify(removed).length;
+    this.messages.pop();
+    this.jsonBytes -= this.sizes.pop() ?? 0;
     this.chain.pop();
     this.append(message);
   }
@@ -75,6 +86,7 @@ export class Conversation {
   /** Replaces the whole conversation (compaction); the next call sends it in full. */
   replace(messages: Message[]): void {
     this.messages = [];
+    this.sizes = [];
     this.jsonBytes = 0;
     this.chain = [ROOT_HASH];
     this.syncedLength = 0;

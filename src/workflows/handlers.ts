@@ -28,6 +28,8 @@ export interface HandlerContext {
   maxIterations: number;
   maxBudgetUsd?: number;
   model: string;
+  /** Runs recorded before 'hardened-run' stopped on any interrupt argument but null: they replay so. */
+  hardened: boolean;
   emit(event: RunEventInput): void;
   /** Stops the loop: cancels the in-flight model and tool calls. */
   cancelLoop(): void;
@@ -72,7 +74,7 @@ export function registerHandlers(ctx: HandlerContext): void {
   setHandler(
     interruptSignal,
     (arg?: unknown) => {
-      const reason = reasonOf(arg);
+      const reason = reasonOf(arg) ?? (ctx.hardened ? undefined : '');
       if (reason === undefined) {
         ctx.emit({
           kind: 'notice',
