@@ -1,25 +1,20 @@
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
-import { getRun, interruptRun, startRun } from '../../src/client';
+import { Client } from '@temporalio/client';
+import { startRun } from '../../src/client';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
 import { webUiLink } from '../../src/server/dev-server';
 import { costOf, type AgentRunState } from '../../src/shared';
-import { createDefaultRegistry } from '../../src/tools';
-import { createAgentWorker, type AgentWorker } from '../../src/worker';
 import { eventually, waitForState } from '../support/run-helpers';
-import { quietRuntime, tempWorkspace, testBundlePath } from '../support/temporal';
+import { tempWorkspace } from '../support/temporal';
 import {
   UI_TIMEOUT_MS,
   describeWithChromium,
-  launchChromium,
   markdownUnder,
   renderedUnder,
   save,
-  startUiServer,
   suiteName,
   type Browser,
-  type UiServer,
 } from './ui-support';
+import { startUiStack, type UiStack } from './ui-stack';
 
 /**
  * What an operator sees in the Web UI while a run needs them: one turn runs a slow bash command
@@ -38,26 +33,14 @@ const PROMPT_LINE = '- Build for $5, not $10: *fast* <b>now</b> `make` [docs](x)
 const MATH_NODES = '.math, .katex, math, mjx-container';
 
 describeWithChromium(suiteName('Web UI for operators'), () => {
-  let server: UiServer;
+  let stack: UiStack | undefined;
   let browser: Browser;
-  let connection: Connection;
-  let nativeConnection: NativeConnection;
   let client: Client;
-  let worker: AgentWorker | undefined;
-  let workerDone: Promise<void> | undefined;
   let link = '';
   let state: AgentRunState;
   const workflowId = `ui-operators-${Date.now()}`;
-  const savedUiUrl = process.env.TEMPORAL_UI_URL;
 
   beforeAll(async () => {
-    quietRuntime();
-    [server, browser] = await Promise.all([startUiServer(), launchChromium()]);
-    process.env.TEMPORAL_UI_URL = server.uiBase;
-    connection = await Connection.connect({ address: server.address });
-    nativeConnection = await NativeConnection.connect({ address: server.address });
-    client = new Client({ connection });
-
     const workspace = await tempWorkspace('ui-operators');
     const model = new ScriptedModel([
       toolUse(
@@ -69,15 +52,9 @@ describeWithChromium(suiteName('Web UI for operators'), () => {
       ),
       text('never reached'),
     ]);
-    const taskQueue = `ui-operators-${Date.now()}`;
-    worker = await createAgentWorker({
-      connection: nativeConnection,
-      namespace: 'default',
-      taskQueue,
-      workflowBundlePath: testBundlePath(),
-      deps: { models: () => model, tools: createDefaultRegistry() },
-    });
-    workerDone = worker.run();
+    stack = await startUiStack('ui-operators', model);
+    ({ browser, client } = stack);
+    const taskQueue = stack.taskQueue;
     const handle = await startRun(
       client,
       {
@@ -98,18 +75,7 @@ describeWithChromium(suiteName('Web UI for operators'), () => {
   }, 240_000);
 
   afterAll(async () => {
-    if (savedUiUrl === undefined) delete process.env.TEMPORAL_UI_URL;
-    else process.env.TEMPORAL_UI_URL = savedUiUrl;
-    if (link) {
-      await interruptRun(getRun(client, workflowId), 'test over');
-      await getRun(client, workflowId).result();
-    }
-    worker?.shutdown();
-    await workerDone;
-    await browser?.close();
-    await connection?.close();
-    await nativeConnection?.close();
-    await server?.stop();
+    await stack?.close(link ? workflowId : undefined);
   });
 
   test('Current Details: the pending approval comes first and the cost is text, not math', async () => {

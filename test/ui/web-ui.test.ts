@@ -1,25 +1,13 @@
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { getRun, interruptRun, startRun } from '../../src/client';
+import { startRun } from '../../src/client';
 import { ScriptedModel, delayed, text, toolUse } from '../../src/models/scripted';
 import { webUiLink } from '../../src/server/dev-server';
-import { createDefaultRegistry } from '../../src/tools';
-import { createAgentWorker, type AgentWorker } from '../../src/worker';
 import { eventually } from '../support/run-helpers';
-import { quietRuntime, tempWorkspace, testBundlePath } from '../support/temporal';
-import {
-  UI_TIMEOUT_MS,
-  describeWithChromium,
-  launchChromium,
-  renderedUnder,
-  save,
-  startUiServer,
-  suiteName,
-  type Browser,
-  type UiServer,
-} from './ui-support';
+import { tempWorkspace } from '../support/temporal';
+import { UI_TIMEOUT_MS, describeWithChromium, renderedUnder, save, suiteName, type Browser } from './ui-support';
+import { startUiStack, type UiStack } from './ui-stack';
 
 /**
  * The Temporal Web UI, checked in a real browser: an own dev server WITH the UI (in memory, free
@@ -29,24 +17,12 @@ import {
  * installs it).
  */
 describeWithChromium(suiteName('Temporal Web UI'), () => {
-  let server: UiServer;
-  let connection: Connection;
-  let nativeConnection: NativeConnection;
+  let stack: UiStack | undefined;
   let client: Client;
   let browser: Browser;
-  let worker: AgentWorker | undefined;
-  let workerDone: Promise<void> | undefined;
   const run = { workflowId: `ui-run-${Date.now()}`, link: '', workspace: '' };
-  const savedUiUrl = process.env.TEMPORAL_UI_URL;
 
   beforeAll(async () => {
-    quietRuntime();
-    [server, browser] = await Promise.all([startUiServer(), launchChromium()]);
-    process.env.TEMPORAL_UI_URL = server.uiBase;
-    connection = await Connection.connect({ address: server.address });
-    nativeConnection = await NativeConnection.connect({ address: server.address });
-    client = new Client({ connection });
-
     // A run that called bash and read_file, and now waits in its second model call (so it is
     // running, with live details) until afterAll interrupts it.
     run.workspace = await tempWorkspace('ui');
@@ -58,15 +34,9 @@ describeWithChromium(suiteName('Temporal Web UI'), () => {
       ]),
       delayed(120_000, text('never')),
     ]);
-    const taskQueue = `ui-${Date.now()}`;
-    worker = await createAgentWorker({
-      connection: nativeConnection,
-      namespace: 'default',
-      taskQueue,
-      workflowBundlePath: testBundlePath(),
-      deps: { models: () => model, tools: createDefaultRegistry() },
-    });
-    workerDone = worker.run();
+    stack = await startUiStack('ui', model);
+    ({ browser, client } = stack);
+    const taskQueue = stack.taskQueue;
     const handle = await startRun(
       client,
       { prompt: 'Check the notes in the workspace\nand say hello.', model: 'scripted-ui', workspace: run.workspace },
@@ -82,18 +52,7 @@ describeWithChromium(suiteName('Temporal Web UI'), () => {
   }, 240_000);
 
   afterAll(async () => {
-    if (savedUiUrl === undefined) delete process.env.TEMPORAL_UI_URL;
-    else process.env.TEMPORAL_UI_URL = savedUiUrl;
-    if (run.link) {
-      await interruptRun(getRun(client, run.workflowId), 'test over');
-      await getRun(client, run.workflowId).result();
-    }
-    worker?.shutdown();
-    await workerDone;
-    await browser?.close();
-    await connection?.close();
-    await nativeConnection?.close();
-    await server?.stop();
+    await stack?.close(run.link ? run.workflowId : undefined);
   });
 
   test("the event history shows the run summary (the prompt's first line) and every activity's summary", async () => {
