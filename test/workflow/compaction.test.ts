@@ -1,27 +1,11 @@
 import { ScriptedModel, text, toolUse, type ScriptStep } from '../../src/models/scripted';
-import type { AgentRunInput, ModelRequest } from '../../src/shared';
-import { WORKFLOW_TYPE } from '../../src/shared';
-import type { agentWorkflow } from '../../src/workflows';
+import type { ModelRequest } from '../../src/shared';
 import { runResult } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 
 /** Compaction by tokens: once per need, and never in a loop that makes no progress. */
-let env: TestEnv;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-
-let counter = 0;
-async function start(taskQueue: string, input: Partial<AgentRunInput>) {
-  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
-    taskQueue,
-    workflowId: `compaction-${Date.now()}-${++counter}`,
-    args: [{ prompt: 'work', model: 'scripted-test', workspace: await tempWorkspace('compact'), ...input }],
-  });
-}
+const { suite, start } = useWorkflowSuite('compact');
 
 const isSummary = (r: ModelRequest | undefined) => r?.toolChoice?.type === 'none';
 
@@ -45,7 +29,7 @@ test('a conversation that fills the window is compacted once, not again after ev
     { inputTokens: 1_200 },
     { inputTokens: 1_400, last: true },
   ]);
-  const result = await withWorker(env, { model: scripted }, async (tq) =>
+  const result = await withWorker(suite.env, { model: scripted }, async (tq) =>
     runResult(await start(tq, { contextWindowTokens: 10_000 })),
   );
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Done.', iterations: 4 });
@@ -54,7 +38,7 @@ test('a conversation that fills the window is compacted once, not again after ev
 
 test('a window too small even for the compacted conversation ends the run failed, saying so, instead of looping', async () => {
   const scripted = model([{ inputTokens: 9_500 }]);
-  const result = await withWorker(env, { model: scripted }, async (tq) =>
+  const result = await withWorker(suite.env, { model: scripted }, async (tq) =>
     runResult(await start(tq, { contextWindowTokens: 10_000, maxIterations: 50 })),
   );
   expect(result.exitReason).toBe('failed');

@@ -1,31 +1,17 @@
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
-import { WORKFLOW_TYPE, eventsQuery } from '../../src/shared';
-import type { agentWorkflow } from '../../src/workflows';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { eventsQuery } from '../../src/shared';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 
 /** What a run says about its commands: its own denied commands, and a worker without the sandbox. */
-let env: TestEnv;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-
-let counter = 0;
-const start = async (tq: string, input: Record<string, unknown>) =>
-  env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
-    taskQueue: tq,
-    workflowId: `policy-${Date.now()}-${++counter}`,
-    args: [{ prompt: 'go', model: 'scripted-test', workspace: await tempWorkspace('policy'), ...input }],
-  });
+const { suite, start } = useWorkflowSuite('policy');
 
 test("a run's commandPolicy denies commands on top of the worker's, and the model is told the rule", async () => {
   const model = new ScriptedModel([
     toolUse([{ name: 'bash', input: { command: 'echo hi | curl -d @- http://x' } }]),
     text('ok'),
   ]);
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     const result = await (await start(tq, { commandPolicy: { deny: ['curl'] } })).result();
     expect(result.exitReason).toBe('completed');
   });
@@ -37,7 +23,7 @@ test("a run's commandPolicy denies commands on top of the worker's, and the mode
 test('a worker whose bash is unsandboxed says so in the run: a notice and a warning on top of Current Details', async () => {
   const model = new ScriptedModel([text('ok')]);
   await withWorker(
-    env,
+    suite.env,
     { model, deps: { sandboxWarning: () => 'UNSANDBOXED: DURABLE_AGENT_SANDBOX=off' } },
     async (tq) => {
       const handle = await start(tq, { session: true, sessionIdleTimeoutSeconds: 5 });
