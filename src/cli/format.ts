@@ -43,6 +43,10 @@ export function formatEvent(event: RunEvent, runId = '<run-id>'): string | undef
     }
     case 'model_call_failed':
       return `✗ model call ${event.iteration} failed: ${event.error}`;
+    case 'reasoning':
+    case 'text':
+      // Printed live from the model call's stream (run/follow); the log keeps them for late readers.
+      return undefined;
     case 'tool_call_started':
       return `  → ${describeToolCall(event.name, event.input)}`;
     case 'tool_call_finished':

@@ -5,6 +5,17 @@ export interface ModelCallContext {
   signal: AbortSignal;
   /** Report liveness; streaming providers call it on every event. */
   heartbeat: (details?: unknown) => void;
+  /**
+   * Streamed output as it arrives: each text or thinking delta, in order. The activity turns it
+   * into bounded heartbeat details that `run`/`follow` print live. Optional: non-streaming providers skip it.
+   */
+  progress?: (event: ModelProgressEvent) => void;
+}
+
+/** One streamed piece of a model's answer. */
+export interface ModelProgressEvent {
+  kind: 'text' | 'thinking';
+  delta: string;
 }
 
 /**

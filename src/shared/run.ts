@@ -311,6 +311,9 @@ export type RunEvent =
       text: string;
     }
   | { seq: number; kind: 'model_call_failed'; iteration: number; error: string }
+  /** The model's thinking in one answer, then its text (seed 004's order: reasoning, text, tool calls). Cut to EVENT_TEXT_CHARS. */
+  | { seq: number; kind: 'reasoning'; iteration: number; text: string; truncated?: boolean }
+  | { seq: number; kind: 'text'; iteration: number; text: string; truncated?: boolean }
   | { seq: number; kind: 'tool_call_started'; toolUseId: string; name: string; input: unknown }
   | { seq: number; kind: 'tool_call_finished'; toolUseId: string; name: string; isError: boolean; preview: string }
   | { seq: number; kind: 'notice'; message: string }
