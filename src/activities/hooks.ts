@@ -1,0 +1,97 @@
+import { Context } from '@temporalio/activity';
+import {
+  eventsWithHooks,
+  loadWorkerSettings,
+  loadWorkspaceSettings,
+  runHooks,
+  unknownToolWarnings,
+  workerSettingsPath,
+  type FunctionHooks,
+  type LoadedSettings,
+} from '../hooks';
+import {
+  HOOK_HEARTBEAT_INTERVAL_MS,
+  type HookEventsInput,
+  type HookOutcome,
+  type HookPlan,
+  type RunHookInput,
+} from '../shared/hooks-io';
+import { detectSandbox, sandboxStatus, type SandboxSetting } from '../tools/sandbox';
+
+export interface HookActivityDeps {
+  /** Hooks registered as functions by a custom worker, with its `canExecuteTool`. */
+  hooks?: FunctionHooks;
+  /** The worker-wide settings file; default `DURABLE_AGENT_SETTINGS`, else `~/.durable-agent/settings.json`. */
+  settingsFile?: string;
+  /** Workspace for runs that name none (the worker's working directory by default). */
+  defaultWorkspace?: string;
+  /** The sandbox workspace hooks run in; default: the bash tool's (`DURABLE_AGENT_SANDBOX`). */
+  sandbox?: SandboxSetting;
+  /** The worker's tool names: settings whose matchers name other tools are reported at run start. */
+  toolNames?: string[];
+  /** How often `runHook` heartbeats (ms). */
+  heartbeatIntervalMs?: number;
+}
+
+/**
+ * The hook activities. `hookEvents` runs once at run start and says which events have hooks (so a
+ * run without hooks schedules nothing more); `runHook` runs the hooks of one event. The workflow
+ * schedules `runHook` with ONE attempt (`maximumAttempts: 1`): a hook is never run twice for one
+ * call, and a worker lost mid-hook shows as a timeout, which the workflow treats as a failed hook
+ * (PreToolUse: the call is denied). See docs/hooks.md.
+ */
+export function createHookActivities(deps: HookActivityDeps = {}) {
+  const settingsFile = deps.settingsFile ?? workerSettingsPath();
+  const heartbeatEveryMs = deps.heartbeatIntervalMs ?? HOOK_HEARTBEAT_INTERVAL_MS;
+  const sandbox = () => (deps.sandbox ? detectSandbox({ DURABLE_AGENT_SANDBOX: deps.sandbox }) : sandboxStatus());
+  const workspaceOf = (input: { workspace?: string }) => input.workspace ?? deps.defaultWorkspace ?? process.cwd();
+
+  /** The workspace's settings first: its hooks run first, so the operator's see what they rewrote. */
+  async function loadSettings(workspace: string): Promise<LoadedSettings[]> {
+    const files = await Promise.all([loadWorkspaceSettings(workspace), loadWorkerSettings(settingsFile)]);
+    return files.filter((f): f is LoadedSettings => f !== undefined);
+  }
+
+  async function hookEvents(input: HookEventsInput = {}): Promise<HookPlan> {
+    const settings = await loadSettings(workspaceOf(input ?? {}));
+    const reports: string[] = [];
+    for (const file of settings) {
+      if (file.invalid)
+        reports.push(`${file.invalid}. Its hooks are ignored and every tool call is denied until it is fixed.`);
+      reports.push(...file.warnings);
+      if (deps.toolNames) reports.push(...unknownToolWarnings(file, deps.toolNames));
+    }
+    return { events: eventsWithHooks(settings, deps.hooks), reports };
+  }
+
+  async function runHook(input: RunHookInput): Promise<HookOutcome> {
+    const ctx = Context.current();
+    const workspace = workspaceOf(input);
+    const started = Date.now();
+    const timer = setInterval(
+      () =>
+        ctx.heartbeat({
+          hook: input.event,
+          tool: input.toolName,
+          elapsedSeconds: Math.round((Date.now() - started) / 1000),
+        }),
+      heartbeatEveryMs,
+    );
+    try {
+      return await runHooks(input, {
+        workspace,
+        settings: await loadSettings(workspace),
+        ...(deps.hooks ? { functions: deps.hooks } : {}),
+        sandbox: sandbox(),
+        network: input.network === true,
+        signal: ctx.cancellationSignal,
+      });
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  return { hookEvents, runHook };
+}
+
+export type HookActivities = ReturnType<typeof createHookActivities>;

@@ -1,0 +1,167 @@
+import { spawn } from 'node:child_process';
+import {
+  bwrapArgs,
+  bwrapProcessEnv,
+  KILL_GRACE_MS,
+  processRegistry,
+  sandboxEnv,
+  type SandboxStatus,
+} from '../tools/sandbox';
+
+/**
+ * Runs one command hook: `bash -c command` in the workspace, the event as JSON on stdin, in its own
+ * process group tracked by the worker's process registry (so a timeout, a cancel or the worker's
+ * shutdown kills it and all it started). Output is bounded: a hook printing more than
+ * {@link MAX_HOOK_OUTPUT_BYTES} on a stream is killed and counts as failed, so no hook can fill the
+ * worker's memory or keep it busy copying gigabytes.
+ */
+
+/** Bytes a hook may print on stdout or stderr before it is killed as failed. */
+export const MAX_HOOK_OUTPUT_BYTES = 1024 * 1024;
+/** After the shell exits, how long background children holding its pipes are waited for. */
+const PIPE_DRAIN_GRACE_MS = 1_000;
+
+/**
+ * Worker variables an unsandboxed hook does not get: provider keys, Temporal credentials, the codec
+ * keys. The same list as the bash tool's unsandboxed environment (src/tools/sandbox/spawn.ts).
+ */
+const HIDDEN_PREFIXES = ['ANTHROPIC_', 'OPENAI_', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS', 'DURABLE_AGENT_CODEC_KEYS'];
+
+export interface CommandSpec {
+  command: string;
+  /** The event, written to stdin. */
+  stdin: string;
+  workspace: string;
+  timeoutMs: number;
+  /** Run inside the bash tool's bubblewrap sandbox (workspace hooks); otherwise with the worker's rights. */
+  sandbox?: { status: SandboxStatus; network: boolean };
+  signal: AbortSignal;
+}
+
+export interface CommandOutcome {
+  /** Exit code; null when killed by a signal or never started. */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Why it did not finish on its own, when it did not. */
+  failure?: string;
+}
+
+/** The environment of an unsandboxed hook: the worker's, without its secrets. */
+export function hookEnv(workspace: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base };
+  for (const name of Object.keys(env)) if (HIDDEN_PREFIXES.some((p) => name.startsWith(p))) delete env[name];
+  return { ...env, ...projectVars(workspace) };
+}
+
+/** Where the project is, under durable-agent's name and Claude Code's (so existing hook scripts work). */
+function projectVars(workspace: string): Record<string, string> {
+  return { DURABLE_AGENT_PROJECT_DIR: workspace, CLAUDE_PROJECT_DIR: workspace };
+}
+
+function spawnHook(spec: CommandSpec) {
+  const options = { cwd: spec.workspace, detached: true, stdio: ['pipe', 'pipe', 'pipe'] as ['pipe', 'pipe', 'pipe'] };
+  if (spec.sandbox?.status.mode === 'bwrap' && spec.sandbox.status.bwrap) {
+    const args = [
+      ...bwrapArgs({ workspace: spec.workspace, network: spec.sandbox.network }),
+      ...Object.entries(projectVars(spec.workspace)).flatMap(([name, value]) => ['--setenv', name, value]),
+      '--',
+      '/bin/bash',
+      '-c',
+      spec.command,
+    ];
+    return { child: spawn(spec.sandbox.status.bwrap, args, { ...options, env: bwrapProcessEnv() }), sandboxed: true };
+  }
+  const env = spec.sandbox ? { ...hookEnv(spec.workspace), ...sandboxEnvOverrides() } : hookEnv(spec.workspace);
+  return { child: spawn('bash', ['-c', spec.command], { ...options, env }), sandboxed: false };
+}
+
+/** An unsandboxed workspace hook (`DURABLE_AGENT_SANDBOX=off`) gets bash's pager settings too. */
+function sandboxEnvOverrides(): Record<string, string> {
+  const { PAGER, GIT_PAGER } = sandboxEnv();
+  return { PAGER: PAGER ?? 'cat', GIT_PAGER: GIT_PAGER ?? 'cat' };
+}
+
+/** Runs the hook to its end, its timeout, its output cap or the signal, whichever comes first. Never throws. */
+export async function runCommandHook(spec: CommandSpec): Promise<CommandOutcome> {
+  if (spec.signal.aborted) return { code: null, stdout: '', stderr: '', failure: 'the run was cancelled' };
+  if (spec.sandbox?.status.mode === 'unavailable') {
+    return {
+      code: null,
+      stdout: '',
+      stderr: '',
+      failure: `workspace hooks run in the bash sandbox, which is unavailable (${spec.sandbox.status.detail})`,
+    };
+  }
+  const { child, sandboxed } = spawnHook(spec);
+  const pid = child.pid;
+  if (pid !== undefined) processRegistry.track(pid, sandboxed);
+
+  let failure: string | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  const stop = (why: string) => {
+    if (failure !== undefined) return;
+    failure = why;
+    if (pid === undefined) return;
+    processRegistry.terminate(pid);
+    killTimer = setTimeout(() => processRegistry.kill(pid), KILL_GRACE_MS);
+  };
+
+  const collect = (stream: NodeJS.ReadableStream, name: string) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    stream.on('data', (chunk: Buffer) => {
+      const room = MAX_HOOK_OUTPUT_BYTES - bytes;
+      if (chunk.length <= room) {
+        chunks.push(chunk);
+        bytes += chunk.length;
+        return;
+      }
+      if (room > 0) chunks.push(chunk.subarray(0, room));
+      bytes = MAX_HOOK_OUTPUT_BYTES;
+      stop(`it printed more than ${MAX_HOOK_OUTPUT_BYTES} bytes on ${name} and was killed`);
+    });
+    return () => Buffer.concat(chunks).toString('utf8');
+  };
+  const stdout = collect(child.stdout, 'stdout');
+  const stderr = collect(child.stderr, 'stderr');
+  // A hook that never reads its stdin makes the write fail (EPIPE): that is its right, not an error.
+  child.stdin.on('error', () => {});
+  child.stdin.end(spec.stdin);
+
+  const timer = setTimeout(() => stop(`it timed out after ${spec.timeoutMs / 1000} s and was killed`), spec.timeoutMs);
+  const onAbort = () => stop('the run was cancelled; it was killed');
+  spec.signal.addEventListener('abort', onAbort, { once: true });
+
+  let code: number | null = null;
+  try {
+    code = await new Promise<number | null>((resolve, reject) => {
+      let drain: NodeJS.Timeout | undefined;
+      child.once('error', reject);
+      child.once('exit', (exitCode) => {
+        drain = setTimeout(() => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+          resolve(exitCode);
+        }, PIPE_DRAIN_GRACE_MS);
+      });
+      child.once('close', (exitCode: number | null) => {
+        if (drain) clearTimeout(drain);
+        resolve(exitCode);
+      });
+    });
+  } catch (error) {
+    failure ??= `it could not be started: ${(error as Error).message}`;
+  } finally {
+    clearTimeout(timer);
+    spec.signal.removeEventListener('abort', onAbort);
+    if (pid !== undefined) {
+      if (killTimer) {
+        clearTimeout(killTimer);
+        processRegistry.kill(pid);
+      }
+      processRegistry.settle(pid);
+    }
+  }
+  return { code, stdout: stdout(), stderr: stderr(), ...(failure !== undefined ? { failure } : {}) };
+}
