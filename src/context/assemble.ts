@@ -1,0 +1,248 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { AssembleContextInput, AssembledContext, ContextSkill, ContextSourceKind } from '../shared/context-io';
+import type { ToolSpec } from '../shared/messages';
+import type { ToolRegistry } from '../tools/registry';
+import { realWorkspace } from '../tools/workspace';
+import { errorMessage } from '../tools/registry';
+import {
+  environmentSection,
+  identitySection,
+  memorySection,
+  skillLine,
+  skillsSection,
+  toolsSection,
+  type Environment,
+} from './default-prompt';
+import { readInstructions } from './instructions';
+import {
+  MAX_CONTEXT_BYTES,
+  MAX_MEMORY_BYTES,
+  MAX_SKILLS_SECTION_BYTES,
+  MAX_TOOLS_SECTION_BYTES,
+  MAX_WARNING_CHARS,
+  MAX_WARNINGS,
+} from './limits';
+import { findSkills } from './skills';
+import { bytesText, fitBytes, markCut, utf8Length } from './text';
+import { readCapped } from './workspace-files';
+import { cutChars } from '../shared/bounds';
+
+/**
+ * The system prompt of a run, assembled once at its start in seed 001's order:
+ *   1. Identity (the built-in default: what the agent is, what counts as an instruction)
+ *   2. Project instructions (AGENTS.md / CLAUDE.md, nearest first)
+ *   3. Environment (workspace, platform, model, start date)
+ *   4. Long-term memory (MEMORY.md)
+ *   5. Skills (name, description, SKILL.md path)
+ *   6. Tools (one line per tool offered, and the rules for them)
+ *   7. User instructions (`--system`), unless `systemReplace` makes that text the whole prompt.
+ * Each part has a cap (limits.ts) and the whole stays within MAX_CONTEXT_BYTES.
+ */
+
+export interface AssembleDeps {
+  tools: ToolRegistry;
+  /** Workspace of runs that name none (the worker's working directory by default). */
+  defaultWorkspace?: string;
+  /** Whether bash commands run in the sandbox on this worker. */
+  sandboxed: boolean;
+}
+
+interface Section {
+  kind: ContextSourceKind;
+  title: string;
+  path?: string;
+  text: string;
+  truncated?: boolean;
+}
+
+const SEPARATOR = '\n\n';
+
+function render(section: Section): string {
+  return `# ${section.title}\n\n${section.text}`;
+}
+
+function totalBytes(sections: readonly Section[]): number {
+  return sections.reduce((sum, s, i) => sum + utf8Length(render(s)) + (i ? SEPARATOR.length : 0), 0);
+}
+
+/** Cut first (least needed first): skills, memory, instructions farthest first, tools, environment, identity; user last. */
+function cutOrder(sections: readonly Section[]): Section[] {
+  const rank: Record<ContextSourceKind, number> = { skills: 0, memory: 1, instructions: 2, default: 3, user: 4 };
+  return sections
+    .map((section, index) => ({ section, index }))
+    .sort((a, b) => rank[a.section.kind] - rank[b.section.kind] || b.index - a.index)
+    .map((entry) => entry.section);
+}
+
+/** Shrink sections, least needed first, until the prompt fits MAX_CONTEXT_BYTES. */
+function fitTotal(sections: Section[], warn: (text: string) => void): Section[] {
+  let kept = sections;
+  for (const victim of cutOrder(sections)) {
+    const excess = totalBytes(kept) - MAX_CONTEXT_BYTES;
+    if (excess <= 0) break;
+    const size = utf8Length(victim.text);
+    const label = victim.path ?? victim.title;
+    if (size - excess < 256) {
+      kept = kept.filter((s) => s !== victim);
+      warn(`${label} left out: the system prompt is capped at ${bytesText(MAX_CONTEXT_BYTES)}`);
+      continue;
+    }
+    const cut = fitBytes(
+      victim.text,
+      size - excess,
+      `cut here: the system prompt is capped at ${bytesText(MAX_CONTEXT_BYTES)}`,
+    );
+    victim.text = cut.text;
+    victim.truncated = true;
+    warn(`${label} cut to fit the system prompt's ${bytesText(MAX_CONTEXT_BYTES)}`);
+  }
+  return kept;
+}
+
+/** The tool specs a run is offered; names the worker does not know are left out with a warning. */
+function offeredSpecs(
+  tools: ToolRegistry,
+  toolNames: readonly string[] | undefined,
+  warn: (t: string) => void,
+): ToolSpec[] {
+  if (toolNames === undefined) return tools.specs();
+  const known = toolNames.filter((name) => tools.has(name));
+  const unknown = toolNames.filter((name) => !tools.has(name));
+  if (unknown.length) warn(`tools not on this worker are not described: ${unknown.slice(0, 20).join(', ')}`);
+  return tools.specs([...new Set(known)]);
+}
+
+/** The skills section within its byte cap; the skills that made it in. */
+function listSkills(
+  skills: readonly ContextSkill[],
+  warn: (t: string) => void,
+): { text: string; listed: ContextSkill[] } {
+  const listed: ContextSkill[] = [];
+  let text = skillsSection([]);
+  for (const skill of skills) {
+    const next = `${text}\n${skillLine(skill)}`;
+    if (utf8Length(next) > MAX_SKILLS_SECTION_BYTES) {
+      warn(
+        `${skills.length - listed.length} skills not listed: the skills section is capped at ${bytesText(MAX_SKILLS_SECTION_BYTES)}`,
+      );
+      break;
+    }
+    text = next;
+    listed.push(skill);
+  }
+  return { text, listed };
+}
+
+export async function assembleContext(input: AssembleContextInput, deps: AssembleDeps): Promise<AssembledContext> {
+  const warnings: string[] = [];
+  const warn = (text: string) => {
+    if (warnings.length < MAX_WARNINGS) warnings.push(cutChars(text, MAX_WARNING_CHARS));
+  };
+
+  if (input.systemReplace) {
+    if (input.systemPrompt !== undefined) {
+      const user = fitBytes(input.systemPrompt, MAX_CONTEXT_BYTES, 'cut: the system prompt is capped');
+      if (user.truncated) warn(`the given system prompt was cut to ${bytesText(MAX_CONTEXT_BYTES)}`);
+      const sources = user.text
+        ? [
+            {
+              kind: 'user' as const,
+              title: 'System prompt',
+              bytes: utf8Length(user.text),
+              ...(user.truncated ? { truncated: true } : {}),
+            },
+          ]
+        : [];
+      return { system: user.text, sources, skills: [], warnings };
+    }
+    warn('systemReplace was asked without a systemPrompt: the assembled prompt is used');
+  }
+
+  const configured = path.resolve(input.workspace ?? deps.defaultWorkspace ?? process.cwd());
+  let workspace: string | undefined;
+  try {
+    workspace = await realWorkspace(configured);
+  } catch (error) {
+    warn(`workspace not read: ${errorMessage(error)}`);
+  }
+
+  const specs = offeredSpecs(deps.tools, input.toolNames, warn);
+  const offered = new Set(specs.map((spec) => spec.name));
+  const env: Environment = {
+    workspace: workspace ? configured : undefined,
+    os: `${os.type()} ${os.release()}`,
+    arch: process.arch,
+    model: input.model,
+    startedAt: input.startedAt,
+    network: input.network === true,
+    sandboxed: deps.sandboxed,
+  };
+  if (Number.isNaN(new Date(input.startedAt).getTime()))
+    warn(`startedAt '${cutChars(String(input.startedAt), 40)}' is not a date`);
+
+  const sections: Section[] = [{ kind: 'default', title: 'Identity', text: identitySection() }];
+  let skills: ContextSkill[] = [];
+  if (workspace) {
+    for (const file of await readInstructions(workspace, warn)) {
+      sections.push({
+        kind: 'instructions',
+        title: `Project instructions (${file.path})`,
+        path: file.path,
+        text: file.text,
+        ...(file.truncated ? { truncated: true } : {}),
+      });
+    }
+  }
+  sections.push({ kind: 'default', title: 'Environment', text: environmentSection(env) });
+  if (workspace) {
+    const memory = await readCapped(workspace, 'MEMORY.md', MAX_MEMORY_BYTES);
+    if (memory.kind === 'refused') warn(`MEMORY.md not read: ${memory.reason}`);
+    if (memory.kind === 'ok' && memory.truncated)
+      warn(`MEMORY.md cut to its first ${bytesText(MAX_MEMORY_BYTES)} of ${bytesText(memory.fileBytes)}`);
+    const text =
+      memory.kind !== 'ok'
+        ? undefined
+        : memory.truncated
+          ? markCut(memory.text, `MEMORY.md is ${bytesText(memory.fileBytes)}; only the start is shown: shorten it`)
+          : memory.text;
+    sections.push({
+      kind: 'memory',
+      title: 'Long-term memory',
+      ...(memory.kind === 'ok' ? { path: 'MEMORY.md' } : {}),
+      text: memorySection(text, offered),
+      ...(memory.kind === 'ok' && memory.truncated ? { truncated: true } : {}),
+    });
+    const found = await findSkills(workspace, warn);
+    if (found.length && !offered.has('read_file')) {
+      warn(`${found.length} skills not listed: the run does not offer read_file to read them`);
+    } else if (found.length) {
+      const { text, listed } = listSkills(found, warn);
+      skills = listed;
+      sections.push({ kind: 'skills', title: 'Skills', text });
+    }
+  }
+  const tools = fitBytes(
+    toolsSection(specs, env, input.toolProtocol ?? 'native'),
+    MAX_TOOLS_SECTION_BYTES,
+    'more tools not described',
+  );
+  sections.push({ kind: 'default', title: 'Tools', text: tools.text, ...(tools.truncated ? { truncated: true } : {}) });
+  if (input.systemPrompt) sections.push({ kind: 'user', title: 'User instructions', text: input.systemPrompt });
+
+  const kept = fitTotal(sections, warn);
+  const system = kept.map(render).join(SEPARATOR);
+  return {
+    system,
+    sources: kept.map((s) => ({
+      kind: s.kind,
+      title: s.title,
+      ...(s.path !== undefined ? { path: s.path } : {}),
+      bytes: utf8Length(render(s)),
+      ...(s.truncated ? { truncated: true } : {}),
+    })),
+    // A skills section cut to fit lists fewer skills than were found.
+    skills: skills.filter((skill) => system.includes(skillLine(skill))),
+    warnings,
+  };
+}

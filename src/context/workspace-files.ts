@@ -1,0 +1,103 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { openRegularFile, withLocated } from '../tools/safe-fs';
+import { errorMessage } from '../tools/registry';
+
+/**
+ * Reading the files the context is built from through the file tools' safe layer (safe-fs: walked by
+ * descriptor, symlinks followed only while they stay inside `root`, the opened file verified before
+ * a byte is read), bounded in bytes. A file that is missing is not an error; one that is refused
+ * (a link out of `root`, a FIFO, a binary file) is reported with the reason, never read.
+ */
+
+export type FileRead =
+  | { kind: 'ok'; text: string; /** size of the whole file */ fileBytes: number; truncated: boolean }
+  | { kind: 'missing' }
+  | { kind: 'refused'; reason: string };
+
+export type DirList =
+  { kind: 'ok'; names: string[]; more: boolean } | { kind: 'missing' } | { kind: 'refused'; reason: string };
+
+function isMissing(error: unknown): boolean {
+  const message = errorMessage(error);
+  return message.startsWith('File not found') || message.includes('is not a directory, so');
+}
+
+/** The first `maxBytes` of `relPath` in `root` as UTF-8 text (an incomplete last character is dropped). */
+export async function readCapped(root: string, relPath: string, maxBytes: number): Promise<FileRead> {
+  try {
+    return await withLocated(root, relPath, { followLinks: true }, async (located): Promise<FileRead> => {
+      if (!located.stat) return { kind: 'missing' };
+      const { handle, stat } = await openRegularFile(located);
+      try {
+        const buffer = Buffer.alloc(Math.min(maxBytes, stat.size));
+        let filled = 0;
+        while (filled < buffer.length) {
+          const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+          if (bytesRead === 0) break;
+          filled += bytesRead;
+        }
+        const bytes = buffer.subarray(0, filled);
+        const nul = bytes.indexOf(0);
+        if (nul !== -1) return { kind: 'refused', reason: `it is a binary file (a NUL byte at offset ${nul})` };
+        const text = new StringDecoder('utf8').write(bytes);
+        return { kind: 'ok', text, fileBytes: stat.size, truncated: stat.size > filled };
+      } finally {
+        await handle.close();
+      }
+    });
+  } catch (error) {
+    if (isMissing(error)) return { kind: 'missing' };
+    return { kind: 'refused', reason: errorMessage(error) };
+  }
+}
+
+/** Whether anything (file, folder, link) is named `name` in `dir` (a `.git` boundary). */
+export async function exists(dir: string, name: string): Promise<boolean> {
+  try {
+    await fs.lstat(path.join(dir, name));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Names in the folder `relDir` of `root` that may be folders (folders and symlinks; a symlink is
+ * only ever followed by the later safe read), sorted, at most `maxEntries` of them. The folder
+ * itself is opened by descriptor without following a link, and verified inside `root`.
+ */
+export async function listFolders(root: string, relDir: string, maxEntries: number): Promise<DirList> {
+  try {
+    return await withLocated(root, relDir, { followLinks: true }, async (located): Promise<DirList> => {
+      if (!located.stat) return { kind: 'missing' };
+      if (!located.stat.isDirectory() || located.name === undefined) return { kind: 'refused', reason: 'not a folder' };
+      const pinned = await located.dir.openChild(located.name, located.root, located.shown);
+      try {
+        // The pinned folder's own path (through its descriptor on Linux): a swap cannot redirect it.
+        const dir = await fs.opendir(path.dirname(pinned.child('_')));
+        const names: string[] = [];
+        let more = false;
+        try {
+          for (let entry = await dir.read(); entry !== null; entry = await dir.read()) {
+            if (!entry.isDirectory() && !entry.isSymbolicLink()) continue;
+            if (names.length >= maxEntries) {
+              more = true;
+              break;
+            }
+            names.push(entry.name);
+          }
+        } finally {
+          await dir.close();
+        }
+        return { kind: 'ok', names: names.sort(), more };
+      } finally {
+        await pinned.close();
+      }
+    });
+  } catch (error) {
+    if (isMissing(error)) return { kind: 'missing' };
+    return { kind: 'refused', reason: errorMessage(error) };
+  }
+}
