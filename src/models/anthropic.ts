@@ -1,10 +1,13 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Middleware } from '@anthropic-ai/sdk';
+import type { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorTypes } from '../shared/constants';
 import type { ContentBlock, ModelRequest, ModelResponse, StopReason } from '../shared/messages';
 import { classifyModelError } from './errors';
 import type { ModelCallContext, ModelProvider } from './types';
+
+type ProgressSink = NonNullable<ModelCallContext['progress']>;
 
 type MessageStreamParams = Anthropic.MessageStreamParams;
 type ApiMessage = Anthropic.Message;
@@ -107,6 +110,7 @@ export class AnthropicProvider implements ModelProvider {
         signal: controller.signal,
         middleware: [observeBytes(onBytes)],
       });
+      if (ctx.progress) reportDeltas(stream, ctx.progress);
       const message = await stream.finalMessage();
       return toModelResponse(message, stream.request_id ?? requestIdOf(message));
     } catch (err) {
@@ -181,6 +185,35 @@ export function toModelResponse(message: ApiMessage, requestId?: string | null):
 function requestIdOf(message: unknown): string | undefined {
   const id = (message as { _request_id?: unknown } | null)?._request_id;
   return typeof id === 'string' ? id : undefined;
+}
+
+/**
+ * Passes every text and thinking delta to `progress`, in order. A block after another of its kind
+ * starts with "\n", as the workflow joins text blocks, so the streamed text is the answer's text.
+ */
+function reportDeltas(stream: Pick<MessageStream, 'on'>, sink: ProgressSink): void {
+  const seen = { text: false, thinking: false };
+  // Live output is a courtesy: a sink that throws must not fail the call.
+  const progress: ProgressSink = (event) => {
+    try {
+      sink(event);
+    } catch {
+      // ignored
+    }
+  };
+  stream.on('streamEvent', (event) => {
+    if (event.type === 'content_block_start') {
+      const kind = event.content_block.type;
+      if (kind !== 'text' && kind !== 'thinking') return;
+      if (seen[kind]) progress({ kind, delta: '\n' });
+      seen[kind] = true;
+      const initial = kind === 'text' ? event.content_block.text : event.content_block.thinking;
+      if (initial) progress({ kind, delta: initial });
+    } else if (event.type === 'content_block_delta') {
+      if (event.delta.type === 'text_delta') progress({ kind: 'text', delta: event.delta.text });
+      else if (event.delta.type === 'thinking_delta') progress({ kind: 'thinking', delta: event.delta.thinking });
+    }
+  });
 }
 
 /**

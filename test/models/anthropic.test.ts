@@ -1,8 +1,8 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { AnthropicProvider, toMessageParams } from '../../src/models/anthropic';
-import type { ModelCallContext } from '../../src/models/types';
+import type { ModelCallContext, ModelProgressEvent } from '../../src/models/types';
 import type { ModelRequest } from '../../src/shared';
-import { ErrorTypes } from '../../src/shared';
+import { ErrorTypes, rawTextOf } from '../../src/shared';
 import { message, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 
 const TOOLS: ModelRequest['tools'] = [
@@ -102,6 +102,43 @@ describe('AnthropicProvider: successful calls', () => {
     fake.enqueue(message([thinking, redacted, { type: 'text', text: 'Done.' }]));
     const response = await provider.call(request(), context());
     expect(response.content).toEqual([thinking, redacted, { type: 'text', text: 'Done.' }]);
+  });
+
+  test('streams every thinking and text delta to progress, in order; text blocks join with a newline as the workflow joins them', async () => {
+    const content = [
+      { type: 'thinking', thinking: 'First I think. Then I think more.', signature: 'c2ln' },
+      { type: 'text', text: 'Part one of the answer, ✓ unicode.' },
+      { type: 'tool_use', id: 'toolu_01', name: 'glob', input: { pattern: '*.ts' } },
+      { type: 'text', text: 'Part two.' },
+    ];
+    fake.enqueue(message(content, { stop_reason: 'tool_use' }));
+    const events: ModelProgressEvent[] = [];
+    const response = await provider.call(request({ tools: TOOLS }), { ...context(), progress: (e) => events.push(e) });
+    // Streamed in pieces (the fake splits each block), reassembled exactly.
+    expect(events.filter((e) => e.kind === 'text').length).toBeGreaterThan(2);
+    const joined = (kind: string) =>
+      events
+        .filter((e) => e.kind === kind)
+        .map((e) => e.delta)
+        .join('');
+    expect(joined('thinking')).toBe('First I think. Then I think more.');
+    expect(joined('text')).toBe(rawTextOf(response.content));
+    expect(joined('text')).toBe('Part one of the answer, ✓ unicode.\nPart two.');
+    // Thinking came before text, as the model produced it.
+    expect(events.findIndex((e) => e.kind === 'text')).toBeGreaterThan(
+      events.findLastIndex((e) => e.kind === 'thinking'),
+    );
+  });
+
+  test('a progress sink that throws does not fail the call', async () => {
+    fake.enqueue(message('still fine'));
+    const response = await provider.call(request(), {
+      ...context(),
+      progress: () => {
+        throw new Error('sink broke');
+      },
+    });
+    expect(response.content).toEqual([{ type: 'text', text: 'still fine' }]);
   });
 
   test('the response is plain JSON (survives a JSON round trip unchanged, no hidden SDK fields)', async () => {

@@ -1,0 +1,52 @@
+/**
+ * What a model call's heartbeat details say about its streamed answer, for followers (`run`,
+ * `follow`, any client reading `describe()`'s pending activities). Heartbeat details live in the
+ * server's mutable state, not in history: they cost history nothing while the call runs, and at
+ * most one bounded copy when an attempt times out or fails.
+ */
+
+/**
+ * Characters of each stream (thinking, text) a heartbeat carries: the newest ones. Bounds the
+ * details at ~2 × 4 Ki characters (≤ 24 KiB UTF-8) whatever the answer's length; a follower
+ * polling every second keeps up with any model short of ~4,000 characters a second.
+ */
+export const PROGRESS_TAIL_CHARS = 4096;
+
+/** The newest part of one stream: `tail` holds characters `[chars - tail.length, chars)` of it. */
+export interface StreamTail {
+  /** Characters (UTF-16 units) streamed so far: a follower prints `tail` past what it printed already. */
+  chars: number;
+  tail: string;
+}
+
+/**
+ * Heartbeat details of a model call. `model call` (or `closing summary`) and `elapsedSeconds` are
+ * what the Web UI's Pending Activities has shown since before streaming; the rest is new.
+ */
+export interface ModelProgressDetails {
+  [label: string]: unknown;
+  elapsedSeconds: number;
+  /** `waiting` until the first delta, then the kind of the latest one. */
+  phase: 'waiting' | 'thinking' | 'text';
+  thinking?: StreamTail;
+  text?: StreamTail;
+}
+
+/** Reads a tail from untrusted JSON (another worker's details): undefined unless well formed. */
+export function parseStreamTail(raw: unknown): StreamTail | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const { chars, tail } = raw as { chars?: unknown; tail?: unknown };
+  if (typeof tail !== 'string' || typeof chars !== 'number' || !Number.isSafeInteger(chars)) return undefined;
+  if (chars < tail.length) return undefined;
+  return { chars, tail };
+}
+
+/** The streams in a model call's heartbeat details, or undefined when the details carry none. */
+export function parseModelProgress(raw: unknown): { thinking?: StreamTail; text?: StreamTail } | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const details = raw as { thinking?: unknown; text?: unknown };
+  const thinking = parseStreamTail(details.thinking);
+  const text = parseStreamTail(details.text);
+  if (!thinking && !text) return undefined;
+  return { ...(thinking ? { thinking } : {}), ...(text ? { text } : {}) };
+}
