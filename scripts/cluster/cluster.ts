@@ -1,0 +1,319 @@
+import { Client, Connection, type TLSConfig } from '@temporalio/client';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync, promises as fs, readFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { ensureSearchAttributes } from '../../src/server/search-attributes';
+import { findTemporalCli } from '../../src/server/temporal-cli';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/shared/search-attributes';
+import { ensureServerBinaries, type ServerBinaries } from './binaries';
+import { freeLowPorts } from './ports';
+import { Postgres, POSTGRES_USER, type StopMode } from './postgres';
+
+/**
+ * A production-like Temporal cluster for tests and the bench: the Temporal server built from its Go
+ * module on a throwaway PostgreSQL, configured by the checked-in deploy/temporal/config/cluster.yaml
+ * (the file docker-compose.yml runs too), TLS on the frontend with certificates made by
+ * deploy/tls/make-certs.sh, schema and namespace set up by deploy/temporal/setup-*.sh. Everything
+ * lives in one temporary directory; `stop()` removes it.
+ */
+export interface ClusterOptions {
+  log?: (message: string) => void;
+  /** Require client certificates (mTLS); `tls.clientCertPath`/`clientKeyPath` then name one. */
+  mtls?: boolean;
+  /** Default 4, as Temporal's development configs. */
+  numHistoryShards?: number;
+  /** The server's log level (default warn). */
+  logLevel?: string;
+}
+
+export interface ClusterTls {
+  caPath: string;
+  serverName: string;
+  clientCertPath?: string;
+  clientKeyPath?: string;
+}
+
+export interface Cluster {
+  /** `127.0.0.1:<port>` of the frontend (TLS). */
+  address: string;
+  namespace: string;
+  tls: ClusterTls;
+  /** The connection as every Temporal client reads it from the environment (`TEMPORAL_*`). */
+  env: Record<string, string>;
+  /** The temporary directory: certificates, PostgreSQL's data, logs. */
+  dir: string;
+  serverLog: string;
+  /** Options for `Connection.connect` / `NativeConnection.connect`. */
+  connectionOptions(): { address: string; tls: TLSConfig };
+  /** The Temporal server process's pid (changes with every restart). */
+  serverPid(): number | undefined;
+  /** Stops the server (SIGTERM, or SIGKILL with `kill`) and starts it again on the same ports. */
+  restartServer(options?: { kill?: boolean }): Promise<void>;
+  /** Restarts PostgreSQL; `immediate` is a crash of the postmaster (recovery from WAL). */
+  restartPostgres(mode?: StopMode): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const SERVER_NAME = 'temporal';
+const NAMESPACE = 'default';
+const PORT_NAMES = [
+  'FRONTEND_GRPC_PORT',
+  'FRONTEND_HTTP_PORT',
+  'FRONTEND_MEMBERSHIP_PORT',
+  'HISTORY_GRPC_PORT',
+  'HISTORY_MEMBERSHIP_PORT',
+  'MATCHING_GRPC_PORT',
+  'MATCHING_MEMBERSHIP_PORT',
+  'WORKER_GRPC_PORT',
+  'WORKER_MEMBERSHIP_PORT',
+] as const;
+
+/** The repository's deploy/ directory, from source (scripts/cluster) or compiled (dist/scripts/cluster). */
+export function deployDir(): string {
+  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'deploy', 'temporal', 'config', 'cluster.yaml'))) return path.join(dir, 'deploy');
+  }
+  throw new Error(`deploy/temporal/config/cluster.yaml not found above ${__dirname}`);
+}
+
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  const log = options.log ?? (() => {});
+  const [binaries, cli] = await Promise.all([ensureServerBinaries(log), findTemporalCli({ log })]);
+  const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'durable-agent-cluster-')));
+  const cleanups: Array<() => Promise<unknown>> = [];
+  try {
+    const deploy = deployDir();
+    const certs = path.join(dir, 'certs');
+    await promisify(execFile)('sh', [path.join(deploy, 'tls', 'make-certs.sh'), certs, SERVER_NAME, 'localhost']);
+    const tls: ClusterTls = {
+      caPath: path.join(certs, 'ca.pem'),
+      serverName: SERVER_NAME,
+      ...(options.mtls
+        ? { clientCertPath: path.join(certs, 'client.pem'), clientKeyPath: path.join(certs, 'client.key') }
+        : {}),
+    };
+
+    const ports = await freeLowPorts(PORT_NAMES.length + 1);
+    const pgPort = ports.pop() as number;
+    log(`PostgreSQL on 127.0.0.1:${pgPort}`);
+    const postgres = await Postgres.start({ dir: path.join(dir, 'postgres'), port: pgPort, log });
+    cleanups.push(() => postgres.stop());
+
+    const dbEnv = { DB_HOST: '127.0.0.1', DB_PORT: String(pgPort), DB_USER: POSTGRES_USER, DB_PASSWORD: 'unused' };
+    await runScript(path.join(deploy, 'temporal', 'setup-schema.sh'), {
+      ...dbEnv,
+      SQL_TOOL: binaries.sql,
+      SCHEMA_DIR: binaries.schemaDir,
+    });
+
+    const serverEnv: Record<string, string> = {
+      ...dbEnv,
+      ...Object.fromEntries(PORT_NAMES.map((name, i) => [name, String(ports[i])])),
+      TLS_CERT: path.join(certs, 'server.pem'),
+      TLS_KEY: path.join(certs, 'server.key'),
+      TLS_CA: tls.caPath,
+      TLS_SERVER_NAME: SERVER_NAME,
+      ...(options.mtls ? { TLS_CLIENT_CA: tls.caPath } : {}),
+      NUM_HISTORY_SHARDS: String(options.numHistoryShards ?? 4),
+      LOG_LEVEL: options.logLevel ?? 'warn',
+      BIND_ON_IP: '127.0.0.1',
+      DYNAMIC_CONFIG_FILE: path.join(deploy, 'temporal', 'config', 'dynamicconfig', 'cluster.yaml'),
+    };
+    const address = `127.0.0.1:${serverEnv.FRONTEND_GRPC_PORT}`;
+    const serverLog = path.join(dir, 'temporal-server.log');
+    const server = new ServerProcess(binaries, path.join(deploy, 'temporal'), serverEnv, serverLog);
+    cleanups.unshift(() => server.down());
+
+    const connectionOptions = () => ({ address, tls: tlsConfig(tls) });
+    const env: Record<string, string> = {
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_NAMESPACE: NAMESPACE,
+      TEMPORAL_TLS: 'true',
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: tls.caPath,
+      TEMPORAL_TLS_SERVER_NAME: tls.serverName,
+      ...(tls.clientCertPath && tls.clientKeyPath
+        ? { TEMPORAL_TLS_CLIENT_CERT_PATH: tls.clientCertPath, TEMPORAL_TLS_CLIENT_KEY_PATH: tls.clientKeyPath }
+        : {}),
+    };
+    const up = async () => {
+      await server.up();
+      await waitForFrontend(connectionOptions(), server, 120_000);
+    };
+    log(`Temporal server ${address} (TLS), log ${serverLog}`);
+    await up();
+
+    // The namespace and search attributes, as compose sets them up: the same script and CLI, over TLS.
+    const home = path.join(dir, 'home');
+    await fs.mkdir(home);
+    await runScript(path.join(deploy, 'temporal', 'setup-namespace.sh'), {
+      ...env,
+      TEMPORAL_CLI: cli,
+      HOME: home,
+    });
+    await waitForNamespace(connectionOptions(), 60_000);
+
+    return {
+      address,
+      namespace: NAMESPACE,
+      tls,
+      env,
+      dir,
+      serverLog,
+      connectionOptions,
+      serverPid: () => server.pid,
+      async restartServer(restart = {}) {
+        await server.down(restart.kill ? 'SIGKILL' : 'SIGTERM');
+        await up();
+      },
+      async restartPostgres(mode: StopMode = 'fast') {
+        await postgres.restart(mode);
+      },
+      async stop() {
+        for (const cleanup of cleanups) await cleanup().catch((err) => log(`cluster stop: ${String(err)}`));
+        await fs.rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    for (const cleanup of cleanups) await cleanup().catch(() => {});
+    const tail = await fs.readFile(path.join(dir, 'temporal-server.log'), 'utf8').catch(() => '');
+    throw new Error(
+      `${(err as Error).message}\n(cluster files kept in ${dir})${tail ? `\nserver log tail:\n${tail.split('\n').slice(-30).join('\n')}` : ''}`,
+    );
+  }
+}
+
+export function tlsConfig(tls: ClusterTls): TLSConfig {
+  return {
+    serverNameOverride: tls.serverName,
+    serverRootCACertificate: readSync(tls.caPath),
+    ...(tls.clientCertPath && tls.clientKeyPath
+      ? { clientCertPair: { crt: readSync(tls.clientCertPath), key: readSync(tls.clientKeyPath) } }
+      : {}),
+  };
+}
+
+function readSync(file: string): Buffer {
+  return readFileSync(file);
+}
+
+/** One `temporal-server` process at a time, started with the checked-in config and this environment. */
+class ServerProcess {
+  private child: ChildProcess | undefined;
+
+  constructor(
+    private readonly binaries: ServerBinaries,
+    private readonly root: string,
+    private readonly env: Record<string, string>,
+    private readonly logFile: string,
+  ) {}
+
+  get pid(): number | undefined {
+    return this.running ? this.child?.pid : undefined;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  exitDescription(): string | undefined {
+    const child = this.child;
+    if (!child || this.running) return undefined;
+    return `the Temporal server exited (${child.exitCode ?? child.signalCode})`;
+  }
+
+  async up(): Promise<void> {
+    const fd = openSync(this.logFile, 'a');
+    // Only what the config reads: no TEMPORAL_* of the caller (TEMPORAL_ROOT, TEMPORAL_ENVIRONMENT… are the server's flags).
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...this.env };
+    const args = ['--root', this.root, '--config', 'config', '--env', 'cluster', '--allow-no-auth', 'start'];
+    this.child = spawn(this.binaries.server, args, { cwd: this.root, env, stdio: ['ignore', fd, fd] });
+    closeSync(fd);
+  }
+
+  async down(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const child = this.child;
+    if (!child || !this.running) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill(signal);
+    const force = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    await exited;
+    clearTimeout(force);
+  }
+}
+
+async function waitForFrontend(
+  options: { address: string; tls: TLSConfig },
+  server: ServerProcess,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    const exited = server.exitDescription();
+    if (exited) throw new Error(exited);
+    try {
+      const connection = await Connection.connect({ ...options, connectTimeout: 2000 });
+      try {
+        await connection.workflowService.getSystemInfo({});
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the Temporal server did not answer within ${timeoutMs / 1000} s (last error: ${last})`);
+}
+
+/**
+ * Until a run can start with durable-agent's search attributes set: the namespace and the
+ * attributes have reached the frontend and history services (their caches refresh every 2 s).
+ */
+async function waitForNamespace(options: { address: string; tls: TLSConfig }, timeoutMs: number): Promise<void> {
+  const connection = await Connection.connect(options);
+  try {
+    const added = await ensureSearchAttributes(connection.operatorService, NAMESPACE);
+    if (added.length) throw new Error(`setup-namespace.sh did not register ${added.join(', ')}`);
+    const client = new Client({ connection, namespace: NAMESPACE });
+    const values: Record<string, unknown> = { Keyword: 'probe', Int: 0, Double: 0 };
+    const searchAttributes = Object.fromEntries(
+      SEARCH_ATTRIBUTE_DEFINITIONS.map((d) => [d.name, [values[d.cliType] ?? 'probe']]),
+    );
+    const deadline = Date.now() + timeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const handle = await client.workflow.start('cluster-probe', {
+          taskQueue: 'cluster-probe',
+          workflowId: `cluster-probe-${Date.now()}-${attempt}`,
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any
+          searchAttributes: searchAttributes as any,
+        });
+        await handle.terminate('cluster probe');
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw new Error(`the namespace is not usable: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  } finally {
+    await connection.close();
+  }
+}
+
+function runScript(script: string, env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'sh',
+      [script],
+      { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/', ...env }, timeout: 180_000 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`${path.basename(script)} failed: ${err.message}\n${stdout}${stderr}`));
+        else resolve(stdout);
+      },
+    );
+  });
+}
