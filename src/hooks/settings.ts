@@ -170,6 +170,12 @@ export async function loadWorkerSettings(file: string): Promise<LoadedSettings |
  */
 export async function loadWorkspaceSettings(workspace: string): Promise<LoadedSettings | undefined> {
   const shown = path.join(workspace, WORKSPACE_SETTINGS_PATH);
+  try {
+    await fs.lstat(shown);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+  }
   let text: string | undefined;
   try {
     text = await withLocated(workspace, WORKSPACE_SETTINGS_PATH, { followLinks: true }, async (located) => {
@@ -185,8 +191,6 @@ export async function loadWorkspaceSettings(workspace: string): Promise<LoadedSe
       }
     });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     return invalidFile('workspace', shown, (error as Error).message);
   }
   return text === undefined ? undefined : parseSettings(text, 'workspace', shown);

@@ -49,7 +49,7 @@ const resultSchema = z.looseObject({
 
 /** A hook that failed: fails closed for PreToolUse, is only reported for the other events. */
 export function failedVerdict(event: HookEventName, source: HookSource, label: string, why: string): HookVerdict {
-  const report = `${event} hook ${label} failed: ${why}`;
+  const report = `${event} hook ${label} failed: ${why.replace(/\.+$/, '')}`;
   if (event !== 'PreToolUse') return { source, report: `${report} (ignored: not blocking for ${event})` };
   return { source, decision: 'deny', reason: `${report}. The call is denied (hooks fail closed).`, report };
 }
