@@ -7,7 +7,7 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
-import { temporalConfig, type TemporalConfig } from './config';
+import { connectionOptions, describeConnection, temporalConfig, type TemporalConfig } from './config';
 import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage } from './shared';
 import type { ApprovalResult, EndSessionResult, SendMessageResult } from './shared';
 import {
@@ -27,8 +27,27 @@ import type { agentWorkflow } from './workflows';
 
 export type AgentHandle = WorkflowHandle<typeof agentWorkflow>;
 
+/** A connection to Temporal that could not be made: the server's words, with where and how it was tried. */
+export class ConnectionFailedError extends Error {
+  constructor(config: TemporalConfig, cause: unknown) {
+    super(`cannot connect to Temporal at ${describeConnection(config)}: ${firstLine(cause)}`, { cause });
+    this.name = 'ConnectionFailedError';
+  }
+}
+
+function firstLine(err: unknown): string {
+  const text = err instanceof Error ? err.message || err.name : String(err);
+  return text.split('\n')[0] ?? text;
+}
+
+/** A client connected as `config` says (address, namespace, TLS, API key, gRPC metadata). */
 export async function connectClient(config: TemporalConfig = temporalConfig()): Promise<Client> {
-  const connection = await Connection.connect({ address: config.address });
+  let connection: Connection;
+  try {
+    connection = await Connection.connect(connectionOptions(config));
+  } catch (err) {
+    throw new ConnectionFailedError(config, err);
+  }
   return new Client({ connection, namespace: config.namespace });
 }
 

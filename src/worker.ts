@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createActivities, type ActivityDeps } from './activities';
 import { ensureSearchAttributes } from './server/search-attributes';
-import { temporalConfig, type TemporalConfig } from './config';
+import { connectionOptions, describeConnection, temporalConfig, type TemporalConfig } from './config';
 import { createModelResolver } from './models';
 import { createDefaultRegistry } from './tools';
 import { sandboxStatus, stopAllToolProcesses } from './tools/sandbox';
@@ -230,6 +230,14 @@ export function defaultActivityDeps(settings: WorkerSettings = workerSettings())
   };
 }
 
+/** The worker's connection, made as `config` says (TLS, mTLS, API key, gRPC metadata). */
 export async function connectWorker(config: TemporalConfig = temporalConfig()): Promise<NativeConnection> {
-  return NativeConnection.connect({ address: config.address });
+  try {
+    return await NativeConnection.connect(connectionOptions(config));
+  } catch (err) {
+    const text = err instanceof Error ? err.message || err.name : String(err);
+    throw new Error(`cannot connect to Temporal at ${describeConnection(config)}: ${text.split('\n')[0]}`, {
+      cause: err,
+    });
+  }
 }

@@ -1,25 +1,22 @@
 import type { Client } from '@temporalio/client';
 import { connectClient } from '../client';
-import type { TemporalConfig } from '../config';
-import { isReachable, parseAddress, startBackgroundDevServer } from '../server/dev-server';
+import { describeConnection, mayStartEmbeddedServer, type TemporalConfig } from '../config';
+import { isReachable, startBackgroundDevServer } from '../server/dev-server';
 import { type AgentWorker, connectWorker, createAgentWorker, defaultActivityDeps } from '../worker';
 import { installWorkerRuntime } from './worker-command';
 
-function isLoopback(address: string): boolean {
-  const { host } = parseAddress(address);
-  return host === '127.0.0.1' || host === 'localhost' || host === '::1';
-}
-
 /**
- * Connects to Temporal. When nothing answers at a loopback address, starts the embedded dev server
- * in the background (SQLite persistence, Web UI on :8233) so a newcomer needs no other step.
+ * Connects to Temporal. When nothing answers at a loopback address and neither TLS nor an API key is
+ * configured, starts the embedded dev server in the background (SQLite persistence, Web UI on :8233)
+ * so a newcomer needs no other step. A server that was configured (TLS, API key, another host) and
+ * does not answer is an error: standing in a plaintext dev server for it would hide the mistake.
  */
 export async function ensureServer(config: TemporalConfig, out: (line: string) => void): Promise<Client> {
   if (!(await isReachable(config.address))) {
-    if (!isLoopback(config.address)) {
+    if (!mayStartEmbeddedServer(config)) {
       throw new Error(
-        `No Temporal server answers at ${config.address} (TEMPORAL_ADDRESS). Check the address, ` +
-          'or unset it to use the embedded dev server.',
+        `No Temporal server answers at ${describeConnection(config)}. Check TEMPORAL_ADDRESS or the profile; ` +
+          'the embedded dev server stands in only for a loopback address without TLS or an API key.',
       );
     }
     out(`No Temporal server at ${config.address}: starting the embedded dev server in the background…`);
