@@ -1,0 +1,168 @@
+import type { PayloadCodec } from '@temporalio/common';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AesGcmCodec } from './encryption-codec';
+import type { CodecKeys } from './keys';
+import { PayloadJsonError, payloadsFromJson, payloadsToJson } from './payload-json';
+
+/** The port `durable-agent codec-server` listens on unless `--port` says otherwise (Temporal's Go samples use it too). */
+export const DEFAULT_CODEC_SERVER_PORT = 8081;
+/**
+ * The Web UI origins allowed by default: the embedded dev server's UI, under both names a browser may
+ * reach it by (an origin is the host as typed).
+ */
+export const DEFAULT_CODEC_CORS_ORIGINS: readonly string[] = ['http://localhost:8233', 'http://127.0.0.1:8233'];
+/**
+ * Largest request body accepted. A payload may be up to 2 MiB (Temporal's limit), 2.7 MiB as base64,
+ * and the UI sends an event's payloads in one request; more than this is not a codec request.
+ */
+export const MAX_CODEC_REQUEST_BYTES = 16 * 1024 * 1024;
+/** Headers the Web UI and the CLI send: the namespace, the JSON body type, and an access token when passed on. */
+const ALLOWED_HEADERS = 'X-Namespace, Content-Type, Authorization';
+
+export interface CodecServerOptions {
+  /** Default `DEFAULT_CODEC_SERVER_PORT`; 0 picks a free port. */
+  port?: number;
+  /** Default `127.0.0.1`: the server decrypts for anyone who reaches it. */
+  host?: string;
+  keys: CodecKeys;
+  /** Origins whose pages may call the server (the Web UI's). Default `DEFAULT_CODEC_CORS_ORIGINS`. */
+  corsOrigins?: readonly string[];
+}
+
+export interface CodecServer {
+  /** `http://host:port`, what the Web UI's codec endpoint setting takes. */
+  url: string;
+  close(): Promise<void>;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Serves Temporal's remote codec protocol with the durable-agent codec: `POST /encode` and `POST
+ * /decode` (also under a namespace segment, `/{namespace}/decode`, for the CLI's endpoint templating)
+ * take and return `{"payloads": [...]}` in protobuf JSON. CORS lets the configured Web UI origins call
+ * it (preflight included); other origins get 403. The keys are the same for every namespace, so the
+ * `X-Namespace` header is accepted and not needed.
+ */
+export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
+  const codec = new AesGcmCodec(options.keys);
+  const origins = new Set(options.corsOrigins ?? DEFAULT_CODEC_CORS_ORIGINS);
+  const host = options.host ?? '127.0.0.1';
+  const server = createServer((req, res) => {
+    handle(req, res, codec, origins).catch((err: unknown) => {
+      const status = err instanceof HttpError ? err.status : 500;
+      const message = err instanceof Error ? err.message : String(err);
+      if (!res.headersSent) sendJson(res, status, { error: message });
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? DEFAULT_CODEC_SERVER_PORT, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((err) => (err ? reject(err) : resolve()));
+      }),
+  };
+}
+
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  codec: PayloadCodec,
+  origins: ReadonlySet<string>,
+): Promise<void> {
+  const origin = req.headers.origin;
+  if (origin !== undefined) {
+    if (!origins.has(origin)) {
+      throw new HttpError(403, `origin ${origin} is not allowed; allowed: ${[...origins].join(', ')}`);
+    }
+    res.setHeader('Access-Control-Allow-Origin', origin);
+    res.setHeader('Access-Control-Allow-Credentials', 'true');
+  }
+  res.setHeader('Vary', 'Origin');
+  const path = new URL(req.url ?? '/', 'http://codec').pathname;
+  const operation = /^(?:\/[^/]+)?\/(encode|decode)\/?$/.exec(path)?.[1];
+  if (!operation) throw new HttpError(404, `no such endpoint ${path}; use POST /encode or POST /decode`);
+  if (req.method === 'OPTIONS') {
+    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    res.setHeader('Access-Control-Allow-Headers', ALLOWED_HEADERS);
+    res.setHeader('Access-Control-Max-Age', '600');
+    res.writeHead(204).end();
+    return;
+  }
+  if (req.method !== 'POST') {
+    res.setHeader('Allow', 'POST, OPTIONS');
+    throw new HttpError(405, `${path} takes POST, not ${req.method}`);
+  }
+  const body = await readBody(req, res);
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new HttpError(400, `the body is not JSON: ${(err as Error).message}`);
+  }
+  let payloads;
+  try {
+    payloads = payloadsFromJson(json);
+  } catch (err) {
+    if (err instanceof PayloadJsonError) throw new HttpError(400, err.message);
+    throw err;
+  }
+  try {
+    const result = operation === 'encode' ? await codec.encode(payloads) : await codec.decode(payloads);
+    sendJson(res, 200, payloadsToJson(result));
+  } catch (err) {
+    // A payload this codec cannot read (unknown key id, altered bytes) is the request's fault.
+    throw new HttpError(400, (err as Error).message);
+  }
+}
+
+/**
+ * The request body, up to `MAX_CODEC_REQUEST_BYTES`. A larger body is answered 413 at once; the rest
+ * is drained unread (not buffered) so the client can read the answer, and the connection then closes.
+ */
+function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const tooLarge = () => {
+      res.setHeader('Connection', 'close');
+      req.removeListener('data', onData);
+      req.resume();
+      reject(new HttpError(413, `the body is larger than ${MAX_CODEC_REQUEST_BYTES} bytes`));
+    };
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_CODEC_REQUEST_BYTES) tooLarge();
+      else chunks.push(chunk);
+    };
+    if (Number(req.headers['content-length'] ?? 0) > MAX_CODEC_REQUEST_BYTES) return tooLarge();
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
