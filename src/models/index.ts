@@ -1,10 +1,12 @@
 /**
  * Model providers behind one small interface (`ModelProvider`), and the resolver the worker uses
- * to pick one per model id: `offline*` → the offline demo model, anything else → Anthropic.
+ * to pick one per model id: `offline*` → the offline demo model, `openai:<model>` → any
+ * OpenAI-compatible endpoint, anything else → Anthropic.
  */
 import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL } from '../shared/constants';
 import { AnthropicProvider, type AnthropicProviderOptions } from './anthropic';
 import { OfflineDemoModel } from './offline';
+import { OPENAI_MODEL_PREFIX, OpenAIProvider, serverModelName, type OpenAIProviderOptions } from './openai';
 import type { ModelProvider, ModelResolver } from './types';
 
 export * from './types';
@@ -12,6 +14,15 @@ export { AnthropicProvider, DEFAULT_IDLE_TIMEOUT_MS, toMessageParams, toModelRes
 export type { AnthropicProviderOptions } from './anthropic';
 export { classifyModelError, cancellationFailure, retryDelayFromHeaders, MAX_RETRY_AFTER_MS } from './errors';
 export type { ModelErrorDetails } from './errors';
+export {
+  OpenAIProvider,
+  OPENAI_MODEL_PREFIX,
+  PLACEHOLDER_API_KEY,
+  classifyOpenAIError,
+  serverModelName,
+  toChatParams,
+} from './openai';
+export type { OpenAIProviderOptions } from './openai';
 export { OfflineDemoModel, decideOfflineTurn, planFromPrompt } from './offline';
 export { ScriptedModel, text, toolUse, fail, delayed } from './scripted';
 export type { ScriptStep, ScriptedResponse, ScriptedFunction, ScriptedError, DelayedStep } from './scripted';
@@ -21,6 +32,13 @@ export interface ModelResolverOptions {
   anthropic?: AnthropicProviderOptions;
   /** Replace the Anthropic provider (tests). */
   createAnthropic?: () => ModelProvider;
+  /**
+   * Options for the OpenAI-compatible provider, built on first use of an `openai:` model. Without
+   * them it takes the Anthropic options' `idleTimeoutMs` (the worker's one model idle timeout).
+   */
+  openai?: OpenAIProviderOptions;
+  /** Replace the OpenAI-compatible provider (tests). */
+  createOpenAI?: () => ModelProvider;
 }
 
 /** Model ids the offline demo model answers: `offline-demo`, `offline-…`. */
@@ -28,15 +46,28 @@ export function isOfflineModel(model: string): boolean {
   return model.startsWith('offline');
 }
 
+/** Model ids of OpenAI-compatible endpoints: `openai:<model>` (`openai:gpt-4o-mini`, `openai:qwen3:8b`). */
+export function isOpenAIModel(model: string): boolean {
+  return model.startsWith(OPENAI_MODEL_PREFIX);
+}
+
 /**
- * Picks the provider for a model id. The Anthropic client is built lazily, once, so a worker
- * without an API key can still serve offline runs.
+ * Picks the provider for a model id. Each client is built lazily, once, so a worker without an
+ * API key can still serve offline runs, and one without OpenAI settings Anthropic runs.
  */
 export function createModelResolver(options: ModelResolverOptions = {}): ModelResolver {
   const offline = new OfflineDemoModel();
   let anthropic: ModelProvider | undefined;
+  let openai: ModelProvider | undefined;
   return (model: string) => {
     if (isOfflineModel(model)) return offline;
+    if (isOpenAIModel(model)) {
+      const idle = options.anthropic?.idleTimeoutMs;
+      openai ??= options.createOpenAI
+        ? options.createOpenAI()
+        : new OpenAIProvider(options.openai ?? (idle !== undefined ? { idleTimeoutMs: idle } : {}));
+      return openai;
+    }
     anthropic ??= options.createAnthropic ? options.createAnthropic() : new AnthropicProvider(options.anthropic);
     return anthropic;
   };
@@ -56,15 +87,36 @@ export interface ModelSetup {
   summary: string;
 }
 
-/** What model setup this process has, in one line for the CLI. */
+/**
+ * What model setup this process has, in one line for the CLI. For an `openai:` model, `hasApiKey`
+ * says whether `OPENAI_API_KEY` is set (a local server at `OPENAI_BASE_URL` needs none).
+ */
 export function describeModelSetup(env: NodeJS.ProcessEnv = process.env): ModelSetup {
-  const hasApiKey = anthropicKeyPresent(env);
-  const defaultModel = env.DURABLE_AGENT_MODEL?.trim() || (hasApiKey ? DEFAULT_ANTHROPIC_MODEL : OFFLINE_MODEL);
+  const anthropicKey = anthropicKeyPresent(env);
+  const defaultModel = env.DURABLE_AGENT_MODEL?.trim() || (anthropicKey ? DEFAULT_ANTHROPIC_MODEL : OFFLINE_MODEL);
   const offline = isOfflineModel(defaultModel);
+  if (isOpenAIModel(defaultModel)) return describeOpenAISetup(defaultModel, env);
+  const hasApiKey = anthropicKey;
   const summary = offline
     ? hasApiKey
       ? `Running on the offline scripted model (${defaultModel}), as DURABLE_AGENT_MODEL asks.`
       : `No ANTHROPIC_API_KEY set: running on the offline scripted model (${defaultModel}). Set ANTHROPIC_API_KEY to use Claude.`
     : `Using ${defaultModel} via the Anthropic API.`;
   return { hasApiKey, defaultModel, offline, summary };
+}
+
+function describeOpenAISetup(defaultModel: string, env: NodeJS.ProcessEnv): ModelSetup {
+  const hasApiKey = Boolean(env.OPENAI_API_KEY?.trim());
+  const baseURL = env.OPENAI_BASE_URL?.trim();
+  const name = serverModelName(defaultModel).trim();
+  const where = baseURL ? `the OpenAI-compatible API at ${baseURL}` : 'the OpenAI API (https://api.openai.com/v1)';
+  const key = hasApiKey
+    ? ''
+    : baseURL
+      ? ' No OPENAI_API_KEY set: a placeholder key is sent (a local server needs none).'
+      : ' No OPENAI_API_KEY set: OpenAI will refuse the calls. Set it, or OPENAI_BASE_URL for a local server.';
+  const summary = name
+    ? `Using ${name} via ${where}.${key}`
+    : `DURABLE_AGENT_MODEL '${defaultModel}' names no model: write openai:<model>, e.g. openai:qwen3:8b.`;
+  return { hasApiKey, defaultModel, offline: false, summary };
 }

@@ -9,8 +9,10 @@ export interface Price {
 }
 
 interface PriceEntry {
-  /** Matches the model id exactly or as a prefix followed by `-` (dated snapshots). */
+  /** Matches the model id exactly or, unless `exact`, as a prefix followed by `-` (dated snapshots). */
   model: string;
+  /** Match the id only exactly: OpenAI's dated snapshots do not all share their alias's price. */
+  exact?: boolean;
   price: Price;
   /** A second price that applies when one request's total input exceeds `aboveInputTokens`. */
   longContext?: { aboveInputTokens: number; price: Price };
@@ -22,6 +24,10 @@ const p = (input: number, cacheWrite: number, cacheRead: number, output: number)
   cacheRead,
   output,
 });
+
+function openai(names: string[], price: Price): PriceEntry[] {
+  return names.map((name) => ({ model: `openai:${name}`, price, exact: true }));
+}
 
 /** The one price table (DESIGN.md §7). Unknown models have no price; their cost is unknown, never 0. */
 export const PRICE_TABLE: readonly PriceEntry[] = [
@@ -35,13 +41,21 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
   { model: 'claude-haiku-4-5', price: p(1, 1.25, 0.1, 5) },
   { model: 'claude-sonnet-4-6', price: p(3, 3.75, 0.3, 15) },
   { model: 'claude-opus-4', price: p(5, 6.25, 0.5, 25) },
+  // OpenAI's list prices on api.openai.com (no charge for cache writes, so cacheWrite = input). Only
+  // models whose price is certain are listed, exactly: any other `openai:` model's cost is unknown.
+  // A server at OPENAI_BASE_URL serving a model under one of these names is priced as OpenAI's.
+  ...openai(['gpt-4o', 'gpt-4o-2024-08-06', 'gpt-4o-2024-11-20'], p(2.5, 2.5, 1.25, 10)),
+  ...openai(['gpt-4o-mini', 'gpt-4o-mini-2024-07-18'], p(0.15, 0.15, 0.075, 0.6)),
+  ...openai(['gpt-4.1', 'gpt-4.1-2025-04-14'], p(2, 2, 0.5, 8)),
+  ...openai(['gpt-4.1-mini', 'gpt-4.1-mini-2025-04-14'], p(0.4, 0.4, 0.1, 1.6)),
+  ...openai(['gpt-4.1-nano', 'gpt-4.1-nano-2025-04-14'], p(0.1, 0.1, 0.025, 0.4)),
   // Offline models run locally and are genuinely free.
   { model: 'offline', price: p(0, 0, 0, 0) },
   { model: 'scripted', price: p(0, 0, 0, 0) },
 ];
 
 function findEntry(model: string): PriceEntry | undefined {
-  return PRICE_TABLE.find((e) => model === e.model || model.startsWith(`${e.model}-`));
+  return PRICE_TABLE.find((e) => model === e.model || (!e.exact && model.startsWith(`${e.model}-`)));
 }
 
 export function hasKnownPrice(model: string): boolean {

@@ -1,0 +1,400 @@
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { OpenAIProvider, type OpenAIProviderOptions } from '../../src/models/openai';
+import type { ModelCallContext, ModelProgressEvent } from '../../src/models/types';
+import { ErrorTypes, type ModelRequest, type ToolUseBlock } from '../../src/shared';
+import { answer, chatError, startFakeOpenAI, toolCalls, type FakeOpenAI } from '../support/fake-openai';
+
+// The real `openai` SDK, driven by OpenAIProvider, against a local fake Chat Completions server.
+
+const TOOLS: ModelRequest['tools'] = [
+  {
+    name: 'bash',
+    description: 'Run a command',
+    input_schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+  },
+];
+
+function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
+  return {
+    model: 'openai:qwen3:8b',
+    messages: [{ role: 'user', content: 'List the files' }],
+    tools: [],
+    maxTokens: 1024,
+    ...overrides,
+  };
+}
+
+type TestContext = ModelCallContext & { beats: number; events: ModelProgressEvent[] };
+function context(signal: AbortSignal = new AbortController().signal): TestContext {
+  const ctx: TestContext = {
+    signal,
+    beats: 0,
+    events: [],
+    heartbeat: () => void (ctx.beats += 1),
+    progress: (event) => void ctx.events.push(event),
+  };
+  return ctx;
+}
+
+let fake: FakeOpenAI;
+let provider: OpenAIProvider;
+const make = (options: OpenAIProviderOptions = {}, env: NodeJS.ProcessEnv = {}) =>
+  new OpenAIProvider({ baseURL: fake.url, heartbeatIntervalMs: 0, ...options }, env);
+
+beforeEach(async () => {
+  fake = await startFakeOpenAI();
+  provider = make({ apiKey: 'sk-test' });
+});
+afterEach(async () => {
+  await fake.close();
+});
+
+async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
+  const err: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApplicationFailure);
+  return err as ApplicationFailure;
+}
+
+describe('OpenAIProvider: answers', () => {
+  test('streams text: content, stop reason, usage (cached split out), id, prefixed model, request id, progress and heartbeats', async () => {
+    fake.enqueue(
+      answer('Hello from the fake model.', {
+        id: 'chatcmpl-1',
+        requestId: 'req_abc',
+        usage: { prompt_tokens: 1000, completion_tokens: 7, cached_tokens: 600 },
+        pieceChars: 5,
+      }),
+    );
+    const ctx = context();
+    const response = await provider.call(request({ system: 'Be brief.' }), ctx);
+
+    expect(response).toEqual({
+      id: 'chatcmpl-1',
+      model: 'openai:qwen3:8b',
+      content: [{ type: 'text', text: 'Hello from the fake model.' }],
+      stopReason: 'end_turn',
+      usage: { inputTokens: 400, outputTokens: 7, cacheReadInputTokens: 600, cacheCreationInputTokens: 0 },
+      requestId: 'req_abc',
+    });
+    expect(ctx.events.map((e) => e.delta).join('')).toBe('Hello from the fake model.');
+    expect(ctx.events.every((e) => e.kind === 'text')).toBe(true);
+    expect(ctx.events.length).toBeGreaterThan(3);
+    expect(ctx.beats).toBeGreaterThan(3);
+
+    const [sent] = fake.requests;
+    expect(sent!.headers.authorization).toBe('Bearer sk-test');
+    expect(sent!.body).toEqual({
+      model: 'qwen3:8b',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'List the files' },
+      ],
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 1024,
+    });
+  });
+
+  test('parallel tool calls become tool_use blocks in order; tool specs and tool_choice are sent', async () => {
+    fake.enqueue(
+      toolCalls([
+        { id: 'call_a', name: 'bash', arguments: { command: 'ls' } },
+        { id: 'call_b', name: 'bash', arguments: { command: 'pwd' } },
+      ]),
+    );
+    const response = await provider.call(request({ tools: TOOLS, toolChoice: { type: 'auto' } }), context());
+    expect(response.stopReason).toBe('tool_use');
+    expect(response.content).toEqual([
+      { type: 'tool_use', id: 'call_a', name: 'bash', input: { command: 'ls' } },
+      { type: 'tool_use', id: 'call_b', name: 'bash', input: { command: 'pwd' } },
+    ]);
+    expect(fake.requests[0]!.body.tools).toEqual([
+      {
+        type: 'function',
+        function: { name: 'bash', description: 'Run a command', parameters: TOOLS[0]!.input_schema },
+      },
+    ]);
+    expect(fake.requests[0]!.body.tool_choice).toBe('auto');
+  });
+
+  test('calls all numbered index 0, or sent without ids, still come out as separate calls with unique ids', async () => {
+    fake.enqueue(
+      toolCalls(
+        [
+          { id: 'call_x', name: 'bash', arguments: { command: 'a' } },
+          { id: 'call_y', name: 'bash', arguments: { command: 'b' } },
+        ],
+        { zeroIndexes: true },
+      ),
+      toolCalls([
+        { id: null, name: 'bash', arguments: { command: 'c' } },
+        { id: null, name: 'bash', arguments: { command: 'd' } },
+      ]),
+    );
+    const zero = await provider.call(request({ tools: TOOLS }), context());
+    expect(zero.content).toMatchObject([
+      { id: 'call_x', input: { command: 'a' } },
+      { id: 'call_y', input: { command: 'b' } },
+    ]);
+    const anonymous = await provider.call(request({ tools: TOOLS }), context());
+    expect(anonymous.content).toMatchObject([{ input: { command: 'c' } }, { input: { command: 'd' } }]);
+    const ids = anonymous.content.map((b) => (b as ToolUseBlock).id);
+    expect(new Set(ids).size).toBe(2);
+    expect(ids.every((id) => /^call_[0-9a-f-]{36}$/.test(id))).toBe(true);
+  });
+
+  test('arguments that are not JSON are kept as the raw string (the tool layer refuses them readably); empty ones are {}', async () => {
+    fake.enqueue(
+      toolCalls([
+        { name: 'bash', arguments: '{"command": "ls' },
+        { name: 'bash', arguments: '' },
+      ]),
+    );
+    const response = await provider.call(request({ tools: TOOLS }), context());
+    expect(response.content.map((b) => (b as ToolUseBlock).input)).toEqual(['{"command": "ls', {}]);
+  });
+
+  test('reasoning deltas (reasoning_content or reasoning) become a thinking block first and thinking progress', async () => {
+    fake.enqueue(
+      answer('42', { reasoning: 'Let me think about it.' }),
+      answer('43', { reasoning: 'Ollama names it reasoning.', reasoningField: 'reasoning' }),
+    );
+    const ctx = context();
+    const first = await provider.call(request(), ctx);
+    expect(first.content).toEqual([
+      { type: 'thinking', thinking: 'Let me think about it.' },
+      { type: 'text', text: '42' },
+    ]);
+    expect(
+      ctx.events
+        .filter((e) => e.kind === 'thinking')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('Let me think about it.');
+    expect(ctx.events.findIndex((e) => e.kind === 'text')).toBeGreaterThan(0);
+    const second = await provider.call(request(), context());
+    expect(second.content[0]).toEqual({ type: 'thinking', thinking: 'Ollama names it reasoning.' });
+  });
+
+  test.each([
+    ['length', 'max_tokens'],
+    ['content_filter', 'refusal'],
+    ['stop', 'end_turn'],
+    ['something_new', null],
+  ])('finish_reason %s maps to stop reason %s', async (finishReason, stopReason) => {
+    fake.enqueue(answer('text', { finishReason }));
+    expect((await provider.call(request(), context())).stopReason).toBe(stopReason);
+  });
+
+  test("tool calls that end with finish_reason 'stop' (some servers) still run: tool_use", async () => {
+    fake.enqueue(toolCalls([{ name: 'bash', arguments: { command: 'ls' } }], { finishReason: 'stop' }));
+    expect((await provider.call(request({ tools: TOOLS }), context())).stopReason).toBe('tool_use');
+  });
+
+  test('a local server needs no key: a placeholder is sent when OPENAI_API_KEY is unset', async () => {
+    fake.enqueue(answer('ok'));
+    const keyless = make({}, {});
+    expect(keyless.keyless).toBe(true);
+    await keyless.call(request(), context());
+    expect(fake.requests[0]!.headers.authorization).toBe('Bearer not-needed');
+  });
+});
+
+describe('OpenAIProvider: the conversation as Chat Completions messages', () => {
+  test('tool_use ↔ tool_calls, tool_result ↔ role tool (errors marked), thinking not sent back, toolChoice none', async () => {
+    fake.enqueue(answer('Summary.'));
+    await provider.call(
+      request({
+        tools: TOOLS,
+        toolChoice: { type: 'none' },
+        messages: [
+          { role: 'user', content: 'go' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'hmm' },
+              { type: 'text', text: 'Running two.' },
+              { type: 'tool_use', id: 'c1', name: 'bash', input: { command: 'ls' } },
+              { type: 'tool_use', id: 'c2', name: 'bash', input: '{"command": "x' },
+            ],
+          },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'c1', content: 'a.txt' },
+              { type: 'tool_result', tool_use_id: 'c2', content: 'Invalid input for tool', is_error: true },
+              { type: 'text', text: 'Also: hurry.' },
+            ],
+          },
+        ],
+      }),
+      context(),
+    );
+    const body = fake.requests[0]!.body;
+    expect(body.tool_choice).toBe('none');
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'go' },
+      {
+        role: 'assistant',
+        content: 'Running two.',
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } },
+          { id: 'c2', type: 'function', function: { name: 'bash', arguments: '{"command": "x' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'a.txt' },
+      { role: 'tool', tool_call_id: 'c2', content: 'Error: Invalid input for tool' },
+      { role: 'user', content: 'Also: hurry.' },
+    ]);
+  });
+});
+
+describe('OpenAIProvider: failures are typed and bounded', () => {
+  test('429 with retry-after: retryable RateLimited with the delay; without it: no delay', async () => {
+    fake.enqueue(
+      chatError(429, 'Rate limit reached', {
+        type: 'requests',
+        code: 'rate_limit_exceeded',
+        headers: { 'retry-after': '3' },
+      }),
+      chatError(429, 'Rate limit reached', { type: 'requests' }),
+      chatError(503, 'busy', { type: 'server_error', headers: { 'retry-after-ms': '1500' } }),
+    );
+    const limited = await failureOf(provider.call(request(), context()));
+    expect(limited).toMatchObject({ type: ErrorTypes.RateLimited, nonRetryable: false, nextRetryDelay: 3000 });
+    expect(limited.message).toContain('Rate limit reached');
+    expect(limited.message).toContain('req_fake_1');
+    const plain = await failureOf(provider.call(request(), context()));
+    expect(plain).toMatchObject({ type: ErrorTypes.RateLimited, nonRetryable: false });
+    expect(plain.nextRetryDelay).toBeUndefined();
+    expect(await failureOf(provider.call(request(), context()))).toMatchObject({
+      type: ErrorTypes.ServerError,
+      nonRetryable: false,
+      nextRetryDelay: 1500,
+    });
+    // One request per call: the SDK retries nothing (Temporal owns retries).
+    expect(fake.requests).toHaveLength(3);
+  });
+
+  test.each([
+    [400, 'invalid_request_error', undefined, ErrorTypes.BadRequest],
+    [401, 'invalid_request_error', 'invalid_api_key', ErrorTypes.Authentication],
+    [403, 'invalid_request_error', undefined, ErrorTypes.PermissionDenied],
+    [404, 'invalid_request_error', 'model_not_found', ErrorTypes.NotFound],
+    [422, 'invalid_request_error', undefined, ErrorTypes.Unprocessable],
+    [429, 'insufficient_quota', 'insufficient_quota', ErrorTypes.BillingLimit],
+  ])('%i %s (%s) is non-retryable %s', async (status, type, code, errorType) => {
+    fake.enqueue(chatError(status, `refused with ${status}`, { type, ...(code ? { code } : {}) }));
+    const failure = await failureOf(provider.call(request(), context()));
+    expect(failure).toMatchObject({ type: errorType, nonRetryable: true });
+    expect(failure.message).toContain(`refused with ${status}`);
+  });
+
+  test('x-should-retry overrides the status table', async () => {
+    fake.enqueue(chatError(500, 'do not retry', { type: 'server_error', headers: { 'x-should-retry': 'false' } }));
+    expect(await failureOf(provider.call(request(), context()))).toMatchObject({
+      type: ErrorTypes.ServerError,
+      nonRetryable: true,
+    });
+  });
+
+  test('a 401 without a configured key says to set OPENAI_API_KEY', async () => {
+    fake.enqueue(chatError(401, 'Incorrect API key provided', { code: 'invalid_api_key' }));
+    const failure = await failureOf(make({}, {}).call(request(), context()));
+    expect(failure).toMatchObject({ type: ErrorTypes.Authentication, nonRetryable: true });
+    expect(failure.message).toContain('no OPENAI_API_KEY is set');
+  });
+
+  test('a stream cut midway, a stream that ends without a finish reason, and a reset before any answer are retryable', async () => {
+    fake.enqueue({ kind: 'cut', afterChunks: 2 }, { kind: 'end_early', afterChunks: 2 }, { kind: 'cut' });
+    for (let i = 0; i < 3; i++) {
+      expect(await failureOf(provider.call(request(), context()))).toMatchObject({
+        type: ErrorTypes.Connection,
+        nonRetryable: false,
+      });
+    }
+  });
+
+  test('malformed chunks are a retryable MalformedResponse', async () => {
+    fake.enqueue({ kind: 'malformed' }, { kind: 'malformed', body: 'data: {"id":"x","choices":"nope"}\n\n' });
+    for (let i = 0; i < 2; i++) {
+      expect(await failureOf(provider.call(request(), context()))).toMatchObject({
+        type: ErrorTypes.MalformedResponse,
+        nonRetryable: false,
+      });
+    }
+  });
+
+  test('an error sent inside the stream maps by its type', async () => {
+    fake.enqueue(
+      { kind: 'stream_error', type: 'server_error', message: 'The server had an error' },
+      {
+        kind: 'stream_error',
+        type: 'invalid_request_error',
+        message: 'context too long',
+        code: 'context_length_exceeded',
+      },
+    );
+    const server = await failureOf(provider.call(request(), context()));
+    expect(server).toMatchObject({ type: ErrorTypes.ServerError, nonRetryable: false });
+    expect(server.message).toContain('The server had an error');
+    expect(await failureOf(provider.call(request(), context()))).toMatchObject({
+      type: ErrorTypes.BadRequest,
+      nonRetryable: true,
+    });
+  });
+
+  test('a server that is not there is a retryable connection error', async () => {
+    const url = fake.url;
+    await fake.close();
+    const failure = await failureOf(new OpenAIProvider({ baseURL: url, apiKey: 'x' }, {}).call(request(), context()));
+    expect(failure).toMatchObject({ type: ErrorTypes.Connection, nonRetryable: false });
+    fake = await startFakeOpenAI();
+  });
+
+  test('a stream that stalls is aborted after the idle timeout as a retryable Timeout', async () => {
+    fake.enqueue({ kind: 'hang', afterChunks: 2 });
+    const started = Date.now();
+    const failure = await failureOf(make({ apiKey: 'x', idleTimeoutMs: 300 }).call(request(), context()));
+    expect(failure).toMatchObject({ type: ErrorTypes.Timeout, nonRetryable: false });
+    expect(failure.message).toContain('stalled');
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  test('an empty model name is a non-retryable BadRequest, sent nowhere', async () => {
+    const failure = await failureOf(provider.call(request({ model: 'openai:' }), context()));
+    expect(failure).toMatchObject({ type: ErrorTypes.BadRequest, nonRetryable: true });
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe('OpenAIProvider: cancellation', () => {
+  test('aborting the signal cancels the stream promptly and closes the request', async () => {
+    fake.enqueue({ kind: 'hang', afterChunks: 2 });
+    const controller = new AbortController();
+    const ctx = context(controller.signal);
+    const call = provider.call(request(), ctx);
+    while (ctx.events.length === 0) await new Promise((r) => setTimeout(r, 10));
+    controller.abort(new CancelledFailure('interrupted'));
+    const abortedAt = Date.now();
+    const err: unknown = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(CancelledFailure);
+    expect((err as CancelledFailure).message).toBe('interrupted');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fake.requests[0]!.closedAt).toBeDefined();
+    expect(fake.requests[0]!.closedAt! - abortedAt).toBeLessThan(1000);
+  });
+
+  test('a signal aborted before the call starts sends nothing that completes', async () => {
+    fake.enqueue(answer('never'));
+    const controller = new AbortController();
+    controller.abort();
+    await expect(provider.call(request(), context(controller.signal))).rejects.toBeInstanceOf(CancelledFailure);
+  });
+});
