@@ -136,9 +136,12 @@ function listSkills(
 
 export async function assembleContext(input: AssembleContextInput, deps: AssembleDeps): Promise<AssembledContext> {
   const warnings: string[] = [];
+  let unshown = 0;
   const warn = (text: string) => {
-    if (warnings.length < MAX_WARNINGS) warnings.push(cutChars(text, MAX_WARNING_CHARS));
+    if (warnings.length < MAX_WARNINGS - 1) warnings.push(cutChars(text, MAX_WARNING_CHARS));
+    else unshown += 1;
   };
+  const allWarnings = () => (unshown ? [...warnings, `${unshown} more warnings not shown`] : warnings);
 
   if (input.systemReplace) {
     if (input.systemPrompt !== undefined) {
@@ -154,7 +157,7 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
             },
           ]
         : [];
-      return { system: user.text, sources, skills: [], warnings };
+      return { system: user.text, sources, skills: [], warnings: allWarnings() };
     }
     warn('systemReplace was asked without a systemPrompt: the assembled prompt is used');
   }
@@ -243,6 +246,6 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
     })),
     // A skills section cut to fit lists fewer skills than were found.
     skills: skills.filter((skill) => system.includes(skillLine(skill))),
-    warnings,
+    warnings: allWarnings(),
   };
 }
