@@ -1,0 +1,53 @@
+import type { Client } from '@temporalio/client';
+import { executionRecords, firstRunId } from './history';
+import { renderMarkdown } from './markdown';
+import { TranscriptBuilder, type Transcript } from './rebuild';
+
+export type { Transcript, TranscriptCompaction, TranscriptExecution } from './rebuild';
+
+/**
+ * A run's whole conversation from its event history, across continue-as-new: needs the Temporal
+ * server only, no worker. Executions are read one after another, following each
+ * ContinuedAsNew event from the first execution of the run's newest chain.
+ */
+export async function readTranscript(client: Client, workflowId: string): Promise<Transcript> {
+  const builder = new TranscriptBuilder(workflowId);
+  const seen = new Set<string>();
+  let runId: string | undefined = await firstRunId(client, workflowId);
+  while (runId && !seen.has(runId)) {
+    seen.add(runId);
+    let next: string | undefined;
+    for await (const record of executionRecords(client, workflowId, runId)) {
+      if (record.kind === 'continued_as_new') next = record.newRunId || undefined;
+      builder.add(record);
+    }
+    runId = next;
+  }
+  return builder.transcript;
+}
+
+/**
+ * `durable-agent transcript <id> [--json]`: Markdown for people, or JSON for programs (the shape
+ * in docs/transcript.md). Written in pieces through `write`. Returns the exit code; an unknown
+ * run throws `WorkflowNotFoundError` (the CLI prints one line and exits 1).
+ */
+export async function transcriptCommand(
+  client: Client,
+  id: string,
+  options: { json: boolean },
+  write: (chunk: string) => void,
+): Promise<number> {
+  const transcript = await readTranscript(client, id);
+  if (options.json) writeJson(transcript, write);
+  else renderMarkdown(transcript, write);
+  return 0;
+}
+
+/** The transcript as one JSON document, written a message at a time. */
+export function writeJson(t: Transcript, write: (chunk: string) => void): void {
+  const { messages, ...rest } = t;
+  const head = JSON.stringify({ ...rest, messageCount: messages.length });
+  write(`${head.slice(0, -1)},"messages":[`);
+  messages.forEach((m, i) => write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(m)}`));
+  write('\n]}\n');
+}

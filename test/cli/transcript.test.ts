@@ -1,0 +1,173 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { z } from 'zod';
+import { transcriptCommand, type Transcript } from '../../src/cli/transcript';
+import { ScriptedModel, delayed, text, toolUse, type ScriptStep } from '../../src/models/scripted';
+import { interruptSignal, type Message, type ModelRequest } from '../../src/shared';
+import { createDefaultRegistry } from '../../src/tools';
+import { waitForState } from '../support/run-helpers';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
+
+/**
+ * `transcript`: the run's conversation rebuilt from event history alone. Every run here is read
+ * after its worker has stopped (outside `withWorker`), so no worker answers anything.
+ */
+const { suite, start } = useWorkflowSuite('transcript');
+
+async function transcriptOf(id: string): Promise<{ json: Transcript; markdown: string }> {
+  let json = '';
+  let markdown = '';
+  expect(await transcriptCommand(suite.env.client, id, { json: true }, (c) => (json += c))).toBe(0);
+  expect(await transcriptCommand(suite.env.client, id, { json: false }, (c) => (markdown += c))).toBe(0);
+  return { json: JSON.parse(json) as Transcript, markdown };
+}
+
+const isClosing = (r: ModelRequest) => r.toolChoice?.type === 'none';
+
+/** The conversation after the model's last call: what it was sent plus what it answered. */
+function lastConversation(model: ScriptedModel, answer: Message): Message[] {
+  const calls = model.requests.filter((r) => !isClosing(r));
+  return [...calls[calls.length - 1]!.messages, answer];
+}
+
+/** A read-only tool with zero latency that returns `lines` numbered lines. */
+function registryWithLines() {
+  const tools = createDefaultRegistry();
+  tools.register({
+    name: 'lines',
+    description: 'returns numbered lines',
+    inputSchema: z.object({ count: z.number(), tag: z.string() }),
+    sideEffect: 'read_only',
+    execute: async ({ count, tag }) => Array.from({ length: count }, (_, i) => `${tag} line ${i + 1}`).join('\n'),
+  });
+  return tools;
+}
+
+test('a finished run with tool calls reads back, with no worker up, as exactly the conversation the model saw', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_w', name: 'write_file', input: { path: 'notes.md', content: 'alpha\nbeta\n' } }], {
+      text: 'I will write the notes first.',
+    }),
+    toolUse([
+      { id: 'toolu_r', name: 'read_file', input: { path: 'notes.md' } },
+      { id: 'toolu_l', name: 'lines', input: { count: 40, tag: 'long' } },
+      { id: 'toolu_x', name: 'no_such_tool', input: {} },
+    ]),
+    text('The notes say alpha and beta.'),
+  ]);
+  const handle = await withWorker(suite.env, { model, deps: { tools: registryWithLines() } }, async (tq) => {
+    const h = await start(tq, { prompt: 'write and read the notes' });
+    await h.result();
+    return h;
+  });
+
+  const { json, markdown } = await transcriptOf(handle.workflowId);
+  const answer: Message = { role: 'assistant', content: [{ type: 'text', text: 'The notes say alpha and beta.' }] };
+  expect(json.messages).toEqual(lastConversation(model, answer));
+  // Every earlier call saw a prefix of it.
+  for (const request of model.requests)
+    expect(json.messages.slice(0, request.messages.length)).toEqual(request.messages);
+  expect(json).toMatchObject({ workflowId: handle.workflowId, status: 'completed', compactions: [] });
+  expect(json.executions).toHaveLength(1);
+  // The system prompt shown is the one the model was sent.
+  expect(json.system).toBe(model.requests[0]!.system ?? null);
+  expect(json.result).toMatchObject({ exitReason: 'completed', finalText: 'The notes say alpha and beta.' });
+  // Local (read_file, lines) and remote (write_file) tool results are all there, the failed call as an error.
+  const results = JSON.stringify(json.messages[4]);
+  expect(results).toContain('1\\talpha\\n     2\\tbeta');
+  expect(results).toContain('long line 40');
+  expect(results).toContain('"is_error":true');
+
+  expect(markdown).toContain('### 1 · user\n\nwrite and read the notes');
+  expect(markdown).toContain('**Tool call** `write_file` · `toolu_w`');
+  expect(markdown).toContain('"path": "notes.md"');
+  expect(markdown).toContain('### 5 · user (tool results)');
+  expect(markdown).toContain('**Result** of `toolu_x` · **error**');
+  // The 40-line output is folded, the short ones are not.
+  expect(markdown).toMatch(
+    /<details><summary>output · 40 lines<\/summary>\n\n```\nlong line 1\n[^]*long line 40\n```\n\n<\/details>/,
+  );
+  expect(markdown.slice(markdown.indexOf('## Conversation')).match(/<details>/g)).toHaveLength(1);
+});
+
+test('a run that continued as new reads back whole, across its executions', async () => {
+  const n = 10;
+  const steps: ScriptStep[] = [];
+  for (let i = 1; i <= n; i++)
+    steps.push(toolUse([{ id: `toolu_${i}`, name: 'lines', input: { count: 3, tag: `t${i}` } }]));
+  steps.push(text('all done'));
+  const model = new ScriptedModel(steps);
+  const handle = await withWorker(suite.env, { model, deps: { tools: registryWithLines() } }, async (tq) => {
+    const h = await start(tq, { continueAsNewAfter: { events: 50 } });
+    await h.result();
+    return h;
+  });
+
+  const { json, markdown } = await transcriptOf(handle.workflowId);
+  expect(json.executions.length).toBeGreaterThanOrEqual(2);
+  expect(json.executions[0]!.runId).toBe(handle.firstExecutionRunId);
+  expect(json.executions.slice(0, -1).every((e) => e.status === 'continued_as_new')).toBe(true);
+  expect(json.executions.at(-1)!.status).toBe('completed');
+  expect(json.messages).toEqual(
+    lastConversation(model, { role: 'assistant', content: [{ type: 'text', text: 'all done' }] }),
+  );
+  expect(json.messages).toHaveLength(2 * n + 2);
+  expect(json.compactions).toEqual([]);
+  expect(markdown).toContain(`execution 2 (run \`${json.executions[1]!.runId}\`)`);
+});
+
+test('a compaction is marked where the summary replaced the earlier turns, and both sides are kept', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_1', name: 'lines', input: { count: 2, tag: 'first' } }], { usage: { inputTokens: 300 } }),
+    // 900 of 1000 tokens: past the compaction threshold.
+    toolUse([{ id: 'toolu_2', name: 'lines', input: { count: 2, tag: 'second' } }], { usage: { inputTokens: 900 } }),
+    text('SUMMARY: read two blocks of lines.'),
+    text('finished after compaction'),
+  ]);
+  const handle = await withWorker(suite.env, { model, deps: { tools: registryWithLines() } }, async (tq) => {
+    const h = await start(tq, { contextWindowTokens: 1000 });
+    await h.result();
+    return h;
+  });
+
+  const { json, markdown } = await transcriptOf(handle.workflowId);
+  const [before, compaction, after] = [model.requests[1]!, model.requests[2]!, model.requests[3]!];
+  expect(isClosing(compaction)).toBe(true);
+  // Before: the whole first conversation (the compaction call saw it, plus its instruction, which is not kept).
+  expect(json.messages.slice(0, 5)).toEqual([...before.messages, json.messages[3], json.messages[4]]);
+  expect(json.messages.slice(0, 4)).toEqual(before.messages.concat(json.messages[3]!));
+  expect(json.compactions).toEqual([
+    { atIndex: 5, replacedMessages: 5, kind: 'summary', summary: 'SUMMARY: read two blocks of lines.' },
+  ]);
+  // After: exactly what the model saw next, and its answer.
+  expect(json.messages.slice(5)).toEqual([
+    ...after.messages,
+    { role: 'assistant', content: [{ type: 'text', text: 'finished after compaction' }] },
+  ]);
+  expect(markdown).toContain('**Compaction**: the 5 messages above were replaced by a summary');
+  expect(markdown.indexOf('**Compaction**')).toBeLessThan(markdown.indexOf('### 6 · user'));
+  expect(markdown.indexOf('**Compaction**')).toBeGreaterThan(markdown.indexOf('### 5 · user'));
+});
+
+test('a running run shows what is recorded so far', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_1', name: 'lines', input: { count: 2, tag: 'so far' } }]),
+    delayed(60_000, text('never')),
+  ]);
+  await withWorker(suite.env, { model, deps: { tools: registryWithLines() } }, async (tq) => {
+    const handle = await start(tq);
+    await waitForState(handle, (s) => s.iteration === 1 && s.activeTools.length === 0 && model.requests.length === 2);
+    const { json, markdown } = await transcriptOf(handle.workflowId);
+    expect(json.status).toBe('running');
+    expect(json.messages).toEqual(model.requests[1]!.messages);
+    expect(markdown).toContain('so far line 2');
+    await handle.signal(interruptSignal, { reason: 'test over' });
+    await handle.result();
+  });
+});
+
+test('an unknown run id is refused with WorkflowNotFoundError', async () => {
+  await expect(
+    transcriptCommand(suite.env.client, `no-such-run-${Date.now()}`, { json: true }, () => {}),
+  ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+});
