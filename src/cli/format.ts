@@ -34,18 +34,17 @@ export function formatEvent(event: RunEvent, runId = '<run-id>'): string | undef
       return `● run started · model ${event.model} · max ${event.maxIterations} iterations`;
     case 'model_call_started':
       return undefined;
-    case 'model_call_finished': {
-      const said = event.text.trim() ? `\n  ${firstLine(event.text)}` : '';
+    case 'model_call_finished':
+      // The call's text is not quoted here: run/follow print it whole (live, or from the text events).
       return (
         `◆ model call ${event.iteration} · ${formatUsage(event.usage)} · ${formatCost(event.costUsd)}` +
-        ` · ${event.stopReason ?? 'no stop reason'}${said}`
+        ` · ${event.stopReason ?? 'no stop reason'}`
       );
-    }
     case 'model_call_failed':
       return `✗ model call ${event.iteration} failed: ${event.error}`;
     case 'reasoning':
     case 'text':
-      // Printed live from the model call's stream (run/follow); the log keeps them for late readers.
+      // Printed by run/follow's live printer (live-events.ts), which knows what the stream showed already.
       return undefined;
     case 'tool_call_started':
       return `  → ${describeToolCall(event.name, event.input)}`;

@@ -3,13 +3,16 @@ import { newRunId, queryEvents, runResult, startRun, interruptRun, type AgentHan
 import type { TemporalConfig } from '../config';
 import { anthropicKeyPresent } from '../models';
 import { isReachable, webUiLink } from '../server/dev-server';
-import type { AgentRunInput, AgentRunResult, RunEvent } from '../shared';
+import type { AgentRunInput, AgentRunResult } from '../shared';
 import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL, parseRunInput } from '../shared';
 import type { AgentWorker } from '../worker';
 import { ensureServer, startInlineWorker } from './environment';
 import { checkPromptSize } from './prompt-source';
 import { ServerContact, isServerUnavailable, serverAddressOf } from './server-contact';
-import { exitLine, formatEvent, formatResult } from './format';
+import { exitLine, formatResult } from './format';
+import { RunPrinter } from './live-events';
+import { readLiveSnapshot } from './live-stream';
+import { lineSink, streamSink, type LiveSink } from './live-text';
 import { Spinner } from './spinner';
 
 export interface RunFlags {
@@ -97,7 +100,10 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
       if (flags.json) process.stdout.write(`${JSON.stringify({ workflowId, runId: handle.firstExecutionRunId })}\n`);
       return 0;
     }
-    const followed = await follow(handle, out);
+    const followed = await follow(handle, out, {
+      live: streamSink(flags.json ? process.stderr : process.stdout),
+      json: flags.json,
+    });
     return reportResult(followed.result, link, flags.json, followed.shownAnswer);
   } finally {
     if (worker) {
@@ -119,30 +125,49 @@ export function reportResult(result: AgentRunResult, link: string, json: boolean
   return result.exitReason === 'completed' ? 0 : 1;
 }
 
-/** What `follow` saw: the run's result, and the last answer it printed whole (if any). */
+/** What `follow` saw: the run's result, and the final text when `follow` printed it whole already. */
 export interface Followed {
   result: AgentRunResult;
   shownAnswer?: string;
 }
 
+export interface FollowOptions {
+  /** Where the model's text goes as it streams; default: whole lines through `out`. */
+  live?: LiveSink;
+  /** The result goes to stdout as JSON: the final answer is not completed on the live sink. */
+  json?: boolean;
+}
+
+/** How often the in-flight model call's heartbeat details are read (they change at most every second). */
+const LIVE_POLL_MS = 300;
+
 /**
- * Prints the run's progress events as they happen, until it ends. Ctrl-C once interrupts the run
- * (it ends promptly with what it has); a second Ctrl-C leaves at once.
+ * Prints the run's progress as it happens, until it ends: each model call's thinking and text as
+ * it streams (read from the call's heartbeat details), then its tool calls. Ctrl-C once interrupts
+ * the run (it ends promptly with what it has); a second Ctrl-C leaves at once.
  *
- * An answer is printed once the next event shows it was not the run's last: the last answer is
- * printed from the result, whole (events carry only its first EVENT_ANSWER_CHARS characters).
+ * The final answer is printed once: streamed, then completed from the events and the result with
+ * only what was not shown yet. When the stream could not be followed whole (a gap), `shownAnswer`
+ * is unset and the caller prints the answer whole from the result.
  */
-export async function follow(handle: AgentHandle, out: (line: string) => void): Promise<Followed> {
+export async function follow(
+  handle: AgentHandle,
+  out: (line: string) => void,
+  options: FollowOptions = {},
+): Promise<Followed> {
   let cursor = 0;
   let interrupted = false;
   const onSigint = () => {
     if (interrupted) process.exit(130);
     interrupted = true;
+    printer.close();
     out('Interrupting the run (Ctrl-C again to leave without waiting)…');
     void interruptRun(handle, 'Ctrl-C from the CLI').catch((e: Error) => err(`interrupt failed: ${e.message}`));
   };
   process.on('SIGINT', onSigint);
   const spinner = new Spinner();
+  const lines = options.live ? undefined : lineSink(out);
+  const printer = new RunPrinter(options.live ?? lines!, out, spinner, handle.workflowId);
   // The run is durable on the server: when the server goes away we wait for it, saying so, and
   // re-arm the result long-poll once it answers again.
   const address = serverAddressOf(handle);
@@ -160,32 +185,16 @@ export async function follow(handle: AgentHandle, out: (line: string) => void): 
       (error: unknown) => void (outcome = { ok: false, error }),
     );
   };
-  let heldAnswer: Extract<RunEvent, { kind: 'answer' }> | undefined;
-  let shownAnswer: string | undefined;
-  const show = (event: RunEvent) => {
-    const line = formatEvent(event, handle.workflowId);
-    if (line) {
-      spinner.clear();
-      out(line);
-    }
-  };
   const printEvents = async () => {
     const page = await queryEvents(handle, cursor);
     contact.back();
-    for (const event of page.events) {
-      if (heldAnswer && event.kind !== 'run_finished') {
-        // Not the last answer (a session waits, a message came): print it as the events have it.
-        show(heldAnswer);
-        shownAnswer = heldAnswer.truncated ? undefined : heldAnswer.text;
-      }
-      heldAnswer = undefined;
-      if (event.kind === 'answer') heldAnswer = event;
-      else show(event);
-      // A spinner while a model call is in flight (terminals only).
-      if (event.kind === 'model_call_started') spinner.start(`model call ${event.iteration}…`);
-      else if (event.kind !== 'notice' && event.kind !== 'user_message') spinner.stop();
-    }
+    printer.events(page.events);
     cursor = page.cursor;
+  };
+  const printLive = async () => {
+    if (!printer.inFlight) return;
+    const snapshot = await readLiveSnapshot(handle).catch(() => undefined);
+    if (snapshot) printer.snapshot(snapshot);
   };
   try {
     let failures = 0;
@@ -215,6 +224,7 @@ export async function follow(handle: AgentHandle, out: (line: string) => void): 
       }, 3000);
       try {
         await printEvents();
+        await printLive();
         failures = 0;
       } catch (e) {
         if (isServerUnavailable(e)) {
@@ -227,16 +237,19 @@ export async function follow(handle: AgentHandle, out: (line: string) => void): 
       } finally {
         clearTimeout(probe);
       }
-      await Promise.race([waiting, sleep(contact.away ? 1000 : 300)]);
+      await Promise.race([waiting, sleep(contact.away ? 1000 : LIVE_POLL_MS)]);
     }
-    // Print whatever arrived between the last poll and the end. A held answer is the last one: the
-    // result prints it whole.
+    // Print whatever arrived between the last poll and the end.
     try {
       await printEvents();
     } catch {
       // The final result below says everything that matters.
     }
-    return { result, ...(shownAnswer !== undefined ? { shownAnswer } : {}) };
+    // With --json the answer is in the JSON on stdout; otherwise complete it here, once.
+    const whole = !options.json && printer.finish(result);
+    if (!whole) printer.close();
+    lines?.flush();
+    return { result, ...(whole ? { shownAnswer: result.finalText } : {}) };
   } finally {
     spinner.stop();
     process.off('SIGINT', onSigint);

@@ -1,0 +1,39 @@
+import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
+import type { AgentHandle } from '../client';
+import { parseModelProgress, type StreamTail } from '../shared/live-progress';
+
+/** The model call activity whose streamed text run/follow print live (summaries are printed from the result). */
+const MODEL_CALL_ACTIVITY = 'callModel';
+
+/** What the in-flight model call has streamed so far, as its newest heartbeat details say. */
+export interface LiveSnapshot {
+  /** Names the call: execution run id and activity id (ids restart after continue-as-new). */
+  call: string;
+  attempt: number;
+  thinking?: StreamTail;
+  text?: StreamTail;
+}
+
+/**
+ * The streamed answer of the run's in-flight model call, read from `describe()`'s pending
+ * activities (heartbeat details: server state, not history; decoded with the client's data
+ * converter, so an encrypting codec works). Undefined when no model call is pending or it has
+ * streamed nothing yet.
+ */
+export async function readLiveSnapshot(handle: AgentHandle): Promise<LiveSnapshot | undefined> {
+  const description = await handle.describe();
+  const pending = description.raw.pendingActivities ?? [];
+  const call = pending.find((a) => a.activityType?.name === MODEL_CALL_ACTIVITY);
+  const payloads = call?.heartbeatDetails?.payloads;
+  if (!call || !payloads?.length) return undefined;
+  let details: unknown[];
+  try {
+    details = await decodeArrayFromPayloads(handle.client.options.loadedDataConverter, payloads);
+  } catch {
+    // Details this client cannot decode (another codec key): no live text, the events still come.
+    return undefined;
+  }
+  const progress = parseModelProgress(details[0]);
+  if (!progress) return undefined;
+  return { call: `${description.runId}/${call.activityId ?? ''}`, attempt: call.attempt ?? 1, ...progress };
+}
