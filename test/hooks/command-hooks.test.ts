@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createHookActivities } from '../../src/activities/hooks';
 import { MAX_HOOK_OUTPUT_BYTES } from '../../src/hooks';
+import type { HookOutcome } from '../../src/shared/hooks-io';
 import { group, makeHookBench, printsJson, type HookBench } from './helpers';
 
 // Command hooks from the worker-wide settings file, run for real: scripts written here, read their
@@ -232,14 +235,15 @@ describe('command hooks (worker settings)', () => {
   test('cancelling the activity kills the hook and PreToolUse fails closed', async () => {
     const pidFile = path.join(bench.outside, 'pid');
     bench.workerHooks({ PreToolUse: [group('bash', bench.script('hang.sh', `echo $$ > ${pidFile}\nsleep 60`))] });
-    const { MockActivityEnvironment } = await import('@temporalio/testing');
-    const { createHookActivities } = await import('../../src/activities/hooks');
     const env = new MockActivityEnvironment();
-    const running = env.run(createHookActivities({ settingsFile: bench.workerSettings }).runHook, {
-      runId: 'wf',
-      workspace: bench.ws,
-      ...bashCall,
-    });
+    const running: Promise<HookOutcome> = env.run(
+      createHookActivities({ settingsFile: bench.workerSettings }).runHook,
+      {
+        runId: 'wf',
+        workspace: bench.ws,
+        ...bashCall,
+      },
+    );
     for (let i = 0; i < 100 && !existsNonEmpty(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
     env.cancel();
     const outcome = await running;
