@@ -5,6 +5,8 @@ import { CACHE_MISS_ERROR_TYPE, ROOT_HASH, chainHash, hashString, toolResultBloc
 interface CachedConversation {
   messages: Message[];
   hash: string;
+  /** The run's system prompt, kept with its conversation so calls after a full load need not send it. */
+  system?: string;
   /** Approximate size (JSON characters), for the memory bound. */
   bytes: number;
 }
@@ -84,15 +86,34 @@ export class ConversationCache {
     return messages;
   }
 
+  /**
+   * The system prompt of a call. Calls recorded before 'run-context' send it every time (no hash).
+   * Newer runs send it with full loads only, and its hash always: a delta call uses the copy kept
+   * with the conversation, or misses (and the workflow resends conversation and system once).
+   */
+  system(ref: ConversationDelta, sent: string | undefined, hash: string | undefined): string | undefined {
+    if (hash === undefined) return sent;
+    if (sent !== undefined) {
+      if (hashString(sent) !== hash) throw miss(ref, 'the system prompt does not match its hash');
+      return sent;
+    }
+    const kept = this.conversations.get(ref.id)?.system;
+    if (kept === undefined || hashString(kept) !== hash)
+      throw miss(ref, 'this worker holds no copy of the system prompt');
+    return kept;
+  }
+
   /** Records the conversation as the model saw it plus the assistant turn it returned. */
-  commit(id: string, messages: Message[], headHash: string, assistant: Message): void {
+  commit(id: string, messages: Message[], headHash: string, assistant: Message, system?: string): void {
     const previous = this.conversations.get(id);
     const json = JSON.stringify(assistant);
-    const added = json.length + estimateAdded(previous, messages);
+    const kept = system ?? previous?.system;
+    const added = json.length + estimateAdded(previous, messages) + (previous?.system ? 0 : (kept?.length ?? 0));
     const entry: CachedConversation = {
       messages: [...messages, assistant],
       hash: chainHash(headHash, assistant, json),
       bytes: (previous && messages.length >= previous.messages.length ? previous.bytes : 0) + added,
+      ...(kept !== undefined ? { system: kept } : {}),
     };
     if (previous) this.bytes -= previous.bytes;
     for (const key of this.resolvedKeys.get(id) ?? []) {

@@ -7,6 +7,8 @@ import type {
   CallModelOutput,
   ContentBlock,
   Message,
+  PrepareRunInput,
+  PrepareRunOutput,
   RunToolInput,
   RunToolOutput,
   SummarizeRunInput,
@@ -17,6 +19,11 @@ import { sandboxStatus } from '../tools/sandbox';
 import { checkModelResponse } from './response-check';
 import { ConversationCache } from './conversation-cache';
 import { outcomeUnknownMessage } from './outcome-unknown';
+import { modelRequest } from './model-request';
+import { modelProgress } from './model-progress';
+import { createHookActivities } from './hooks';
+import { createContextActivities } from './context';
+import type { FunctionHooks } from '../hooks';
 
 export { ConversationCache } from './conversation-cache';
 
@@ -35,6 +42,10 @@ export interface ActivityDeps {
   workerQueue?: string;
   /** A warning for runs' details when bash is not sandboxed; default: from `DURABLE_AGENT_SANDBOX` and the machine. */
   sandboxWarning?: () => string | undefined;
+  /** Hooks registered as functions (custom workers), `canExecuteTool` included: see docs/hooks.md. */
+  hooks?: FunctionHooks;
+  /** The worker-wide hooks settings file; default `DURABLE_AGENT_SETTINGS`, else `~/.durable-agent/settings.json`. */
+  settingsFile?: string;
 }
 
 /**
@@ -62,24 +73,21 @@ export function createActivities(deps: ActivityDeps) {
   async function callModel(input: CallModelInput): Promise<CallModelOutput> {
     const ctx = Context.current();
     const messages = conversations.materialize(input.conversation);
+    const { request, system } = modelRequest(input, messages, conversations, toolSpecs(input), input.toolChoice);
     const response = checkModelResponse(
-      await deps.models(input.model).call(
-        {
-          model: input.model,
-          ...(input.system !== undefined ? { system: input.system } : {}),
-          messages,
-          tools: toolSpecs(input),
-          ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
-          maxTokens: input.maxTokens,
-        },
-        { signal: ctx.cancellationSignal, heartbeat: modelHeartbeat(ctx, input.model, 'model call') },
-      ),
+      await deps.models(input.model).call(request, {
+        signal: ctx.cancellationSignal,
+        ...modelProgress(ctx, input.model, { label: 'model call' }),
+      }),
     );
     // The workflow appends exactly this assistant turn; the cache does the same so the next delta fits.
-    conversations.commit(input.conversation.id, messages, input.conversation.headHash, {
-      role: 'assistant',
-      content: response.content,
-    });
+    conversations.commit(
+      input.conversation.id,
+      messages,
+      input.conversation.headHash,
+      { role: 'assistant', content: response.content },
+      system,
+    );
     const localTools = [
       ...deps.tools.localNames(input.toolNames),
       ...deps.tools.localNames(input.extraToolNames ?? []),
@@ -101,18 +109,18 @@ export function createActivities(deps: ActivityDeps) {
   async function summarizeRun(input: SummarizeRunInput): Promise<SummarizeRunOutput> {
     const ctx = Context.current();
     const messages = conversations.materialize(input.conversation);
+    const { request } = modelRequest(
+      input,
+      withClosingInstruction(messages, input.instruction),
+      conversations,
+      toolSpecs(input),
+      { type: 'none' },
+    );
     const response = checkModelResponse(
-      await deps.models(input.model).call(
-        {
-          model: input.model,
-          ...(input.system !== undefined ? { system: input.system } : {}),
-          messages: withClosingInstruction(messages, input.instruction),
-          tools: toolSpecs(input),
-          toolChoice: { type: 'none' },
-          maxTokens: input.maxTokens,
-        },
-        { signal: ctx.cancellationSignal, heartbeat: modelHeartbeat(ctx, input.model, 'closing summary') },
-      ),
+      await deps.models(input.model).call(request, {
+        signal: ctx.cancellationSignal,
+        ...modelProgress(ctx, input.model, { label: 'closing summary' }),
+      }),
     );
     // The text is in the response: returning it twice would double the result's size.
     return { response };
@@ -172,17 +180,30 @@ export function createActivities(deps: ActivityDeps) {
     return result;
   }
 
-  return { callModel, summarizeRun, runTool };
+  const hookActivities = createHookActivities({
+    ...(deps.hooks ? { hooks: deps.hooks } : {}),
+    ...(deps.settingsFile ? { settingsFile: deps.settingsFile } : {}),
+    ...(deps.defaultWorkspace ? { defaultWorkspace: deps.defaultWorkspace } : {}),
+    toolNames: deps.tools.names(),
+  });
+  const contextActivities = createContextActivities({
+    tools: deps.tools,
+    ...(deps.defaultWorkspace ? { defaultWorkspace: deps.defaultWorkspace } : {}),
+  });
+
+  /** Run start: the system prompt (docs/context.md) and which hook events have hooks (docs/hooks.md). */
+  async function prepareRun(input: PrepareRunInput): Promise<PrepareRunOutput> {
+    const context = await contextActivities.assembleContext(input.context);
+    const hooks = await hookActivities.hookEvents({
+      ...(input.context.workspace ? { workspace: input.context.workspace } : {}),
+    });
+    return { context, hooks };
+  }
+
+  return { callModel, summarizeRun, runTool, prepareRun, runHook: hookActivities.runHook };
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-
-/** Heartbeats of a model call carry what is being called and for how long, for Pending Activities. */
-function modelHeartbeat(ctx: Context, model: string, what: string): (details?: unknown) => void {
-  const started = Date.now();
-  return () =>
-    ctx.heartbeat({ [what]: cutChars(model, 200), elapsedSeconds: Math.round((Date.now() - started) / 1000) });
-}
 
 /** True when the activity was cancelled by its own worker's shutdown (after the grace period). */
 function stoppedByShutdown(ctx: Context): boolean {

@@ -1,3 +1,5 @@
+import type { AssembleContextInput, AssembledContext } from './context-io';
+import type { HookPlan } from './hooks-io';
 import type { ConversationDelta } from './conversation';
 import type { ModelResponse, ToolChoice } from './messages';
 
@@ -7,7 +9,14 @@ import type { ModelResponse, ToolChoice } from './messages';
  */
 export interface CallModelInput {
   model: string;
+  /**
+   * Runs recorded before 'run-context' send it with every call. Newer runs send it with full
+   * conversation loads only, and `systemHash` always (the worker keeps it with the conversation).
+   */
   system?: string;
+  systemHash?: string;
+  /** `xml`: tools are described in the system prompt and called with `<tool_code>` blocks in text. */
+  toolProtocol?: 'xml';
   conversation: ConversationDelta;
   /** Tools enabled for the run; undefined means every tool the worker offers by default. */
   toolNames?: string[];
@@ -57,4 +66,14 @@ export interface RunToolInput {
 export interface RunToolOutput {
   content: string;
   isError: boolean;
+}
+
+/** Input of `prepareRun`, the one activity at a run's start (patched 'run-context'). */
+export interface PrepareRunInput {
+  context: AssembleContextInput;
+}
+/** What run start prepared: the system prompt, and which hook events have hooks. */
+export interface PrepareRunOutput {
+  context: AssembledContext;
+  hooks: HookPlan;
 }

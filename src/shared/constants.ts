@@ -124,6 +124,8 @@ export const MAX_EVENTS_PAGE_BYTES = 256 * 1024;
 /** Text kept per progress event: model text, answers, previews. The full text is in the result and transcript. */
 export const EVENT_TEXT_CHARS = 1_000;
 export const EVENT_ANSWER_CHARS = 16_000;
+/** `reasoning` and `text` events keep this much of a turn's thinking and text (the transcript has all of it). */
+export const EVENT_TURN_TEXT_CHARS = 4_000;
 /** Progress events carried into the next execution, by count and by bytes. */
 export const EVENTS_CARRIED_OVER = 200;
 export const MAX_CARRIED_EVENTS_BYTES = 128 * 1024;

@@ -109,3 +109,12 @@ export function rawTextOf(content: ContentBlock[]): string {
     .map((b) => b.text)
     .join('\n');
 }
+
+/** The thinking blocks' text joined with a newline (redacted thinking has none). */
+export function thinkingOf(content: ContentBlock[]): string {
+  return content
+    .filter((b) => b.type === 'thinking' && typeof (b as { thinking?: unknown }).thinking === 'string')
+    .map((b) => (b as unknown as { thinking: string }).thinking)
+    .join('\n')
+    .trim();
+}

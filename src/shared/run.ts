@@ -30,6 +30,9 @@ export const DONE_TOOL_NAME = 'done';
 export const PERMISSIONS = ['allow', 'deny', 'ask'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
+export const TOOL_PROTOCOLS = ['native', 'xml'] as const;
+export type ToolProtocol = (typeof TOOL_PROTOCOLS)[number];
+
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 900;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS = 24 * 60 * 60;
 
@@ -83,6 +86,18 @@ export const runContinuationSchema = z.strictObject({
   workerQueue: z.string().optional(),
   /** Text of answers cut at max_tokens that the next answer continues. */
   textPrefix: z.string().optional(),
+  /** Model calls since the session's current message began (a session's `maxIterations` bounds each message). */
+  turnIterations: count.optional(),
+  /** The system prompt assembled at run start (it is assembled once per run, not per execution). */
+  context: z
+    .strictObject({
+      system: z.string(),
+      sources: z.array(z.looseObject({ kind: z.string() })),
+      warnings: z.array(z.string()),
+    })
+    .optional(),
+  /** Hook events the worker reported at run start (DESIGN.md §3): only these schedule hook activities. */
+  hookEvents: z.array(z.string()).optional(),
 });
 
 /**
@@ -122,6 +137,13 @@ export const agentRunInputSchema = z
       .min(1, 'maxIterations must be at least 1')
       .max(100_000, 'maxIterations must be at most 100000')
       .optional(),
+    /** A session's bound on model calls across all its messages (`maxIterations` bounds each message's turn). */
+    maxSessionIterations: z
+      .number()
+      .int('maxSessionIterations must be a whole number')
+      .min(1, 'maxSessionIterations must be at least 1')
+      .max(1_000_000, 'maxSessionIterations must be at most 1000000')
+      .optional(),
     maxBudgetUsd: z.number().positive('maxBudgetUsd must be a positive number of US dollars').optional(),
     maxTokens: z
       .number()
@@ -130,6 +152,12 @@ export const agentRunInputSchema = z
       .max(128_000, 'maxTokens must be at most 128000')
       .optional(),
     workspace: z.string().min(1, 'workspace must be a directory path').optional(),
+    /** `systemPrompt` replaces the assembled system prompt instead of adding to it. */
+    systemReplace: z.boolean().optional(),
+    /** How the model calls tools: its native tool calling, or the text protocol (`<tool_code>` blocks) for models without it. */
+    toolProtocol: z
+      .enum(TOOL_PROTOCOLS, { error: () => `toolProtocol must be one of: ${TOOL_PROTOCOLS.join(', ')}` })
+      .optional(),
     tools: z.array(z.string().min(1)).optional(),
     contextWindowTokens: z
       .number()

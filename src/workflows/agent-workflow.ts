@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
+  BUILTIN_TOOL_NAMES,
   DONE_TOOL_NAME,
   SUMMARY_FALLBACK_TEXT,
   SUMMARY_INSTRUCTION,
@@ -35,6 +36,9 @@ import { patchFlags, settingsOf, validatedInput } from './settings';
 import { CONTINUED_STATUS, StatusBoard } from './status';
 import { ToolDispatch } from './tool-dispatch';
 import { LoopExit, TurnHandler } from './turn';
+import { Hooks } from './hooks';
+import { Intake } from './intake';
+import { describeContext, prepareRun, type Prepared } from './run-start';
 
 /**
  * The durable agent loop (DESIGN.md §2): model call → tool calls → tool results → model call …
@@ -49,6 +53,10 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const resume: RunContinuation | undefined = input.resume;
   const settings = settingsOf(input, flags);
   const { model, maxIterations, maxTokens, contextWindow, softCapBytes, session, requireDone } = settings;
+  const textTools =
+    settings.toolProtocol === 'xml'
+      ? [...(input.tools ?? BUILTIN_TOOL_NAMES), ...(requireDone ? [DONE_TOOL_NAME] : [])]
+      : undefined;
 
   const approvals = new Approvals(flags.hardened);
   /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
@@ -72,11 +80,18 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       maxBudgetUsd: input.maxBudgetUsd,
       pendingApprovals: () => approvals.list(),
       warning: () => sandboxWarning,
+      context: () => describeContext(prepared?.context),
     },
     flags,
   );
   const events = new EventLog(resume, () => board.showDetails());
   const emit = events.emit.bind(events);
+  const hooks = new Hooks(
+    { runId: info.workflowId, workspace: input.workspace, network: input.network ?? false },
+    emit,
+  );
+  /** What run start assembled (runs with 'run-context'). */
+  let prepared: Prepared | undefined;
   const modelOptions = modelActivityOptions(input.timeouts);
   const modelCalls = new ModelCalls(
     proxyActivities<Activities>(
@@ -92,6 +107,8 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       extraToolNames: requireDone ? [DONE_TOOL_NAME] : undefined,
       maxTokens,
       sticky: flags.sticky,
+      systemOnce: flags.context,
+      ...(textTools ? { toolProtocol: 'xml' as const } : {}),
     },
     emit,
     resume?.workerQueue,
@@ -107,6 +124,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       approvalTimeoutMs: settings.approvalTimeoutMs,
       timeouts: input.timeouts,
       flags,
+      ...(flags.context ? { hooks } : {}),
     },
     state,
     approvals,
@@ -143,6 +161,9 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     maxTokens,
     model,
     hardened: flags.hardened,
+    perMessage: flags.context,
+    hooks,
+    ...(textTools ? { textTools } : {}),
     // Defined below; called only once the loop runs.
     handOver: (waiting) => handOver(waiting),
   });
@@ -163,6 +184,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       workerQueue: modelCalls.workerQueue,
       hardened: flags.hardened,
       ...(waiting ? { waiting } : {}),
+      ...(prepared?.context ? { carriedContext: { context: prepared.context, hookEvents: prepared.hookEvents } } : {}),
     });
     if (flags.hardened && flags.indexed) {
       // This execution stops here: its attributes say `continued`; the next one starts `running`.
@@ -200,7 +222,24 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       account,
     });
 
+  const intake = new Intake(inbox, conversation, hooks, emit);
+  /** Run start: the system prompt and hooks, then the prompt's UserPromptSubmit hooks (first execution only). */
+  const start = async (): Promise<LoopExit | undefined> => {
+    prepared = await prepareRun(input, resume, flags.context, settings, emit);
+    modelCalls.useSystem(prepared.system);
+    hooks.enable(prepared.hookEvents);
+    board.showDetails();
+    const blocked = resume ? undefined : await intake.screenPrompt(input.prompt);
+    if (blocked === undefined) return undefined;
+    return new LoopExit('failed', '', {
+      type: 'DurableAgent.PromptBlocked',
+      message: `a UserPromptSubmit hook blocked the prompt: ${blocked}`,
+    });
+  };
+
   const loop = async (): Promise<LoopExit> => {
+    const refused = await start();
+    if (refused) return refused;
     // A session that handed over while waiting for input goes on waiting, until the same deadline.
     if (resume?.awaitingInput && resume.idleDeadline !== undefined) {
       const exit = await turns.waitForInput(state.lastAssistantText, resume.idleDeadline);
@@ -208,9 +247,15 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     }
     for (;;) {
       if (state.interrupt) return LoopExit.interrupted(state.interrupt, state.lastAssistantText);
+      if (hooks.stopRunRequested)
+        return LoopExit.interrupted({ reason: hooks.stopRunRequested }, state.lastAssistantText);
       if (state.overBudget(input.maxBudgetUsd)) return new LoopExit('max_budget', state.lastAssistantText);
       // Messages join before the size check, so what they add is bounded with the rest.
-      if (flags.hardened) inbox.takeInto(conversation);
+      if (flags.hardened && (await intake.takeMessages()) === 'blocked') {
+        const exit = await turns.messageBlocked();
+        if (exit) return exit;
+        continue;
+      }
       // Compaction comes before continue-as-new: the conversation travels in its input.
       if ((await compactIfNeeded()) === 'does_not_fit') {
         return new LoopExit('failed', state.lastAssistantText, {
@@ -219,7 +264,13 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         });
       }
       if (shouldContinueAsNew(input.continueAsNewAfter)) await handOver();
-      if (state.iteration >= maxIterations) return new LoopExit('max_iterations', await summarize());
+      const limit = state.limitReached({ ...settings, perMessage: flags.context && session });
+      if (limit === 'run') return new LoopExit('max_iterations', await summarize());
+      if (limit === 'message') {
+        const exit = await turns.endMessageAtLimit(await summarize(), maxIterations);
+        if (exit) return exit;
+        continue;
+      }
       if (!flags.hardened) inbox.takeInto(conversation);
 
       emit({ kind: 'model_call_started', iteration: state.iteration + 1 });
@@ -236,6 +287,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         });
       }
       state.iteration += 1;
+      state.turnIterations += 1;
       if (flags.workerLocalTools) tools.reportedLocalTools = new Set(response.localTools ?? []);
       if (response.sandboxWarning && response.sandboxWarning !== sandboxWarning) {
         sandboxWarning = response.sandboxWarning;

@@ -35,6 +35,8 @@ export function carriedState(parts: {
   hardened: boolean;
   /** Set when a session hands over while it waits for input. */
   waiting?: { idleDeadline: number };
+  /** What run start prepared (runs with patch 'run-context'): assembled once per run, carried along. */
+  carriedContext?: Pick<RunContinuation, 'context' | 'hookEvents'>;
 }): RunContinuation {
   const { state } = parts;
   return {
@@ -55,6 +57,8 @@ export function carriedState(parts: {
     awaitingInput: parts.waiting !== undefined,
     ...(parts.waiting ? { idleDeadline: parts.waiting.idleDeadline } : {}),
     ...(parts.workerQueue ? { workerQueue: parts.workerQueue } : {}),
+    ...(parts.carriedContext ?? {}),
+    ...(parts.carriedContext ? { turnIterations: state.turnIterations } : {}),
     ...(state.textPrefix ? { textPrefix: cutBytes(state.textPrefix, CARRIED_TEXT_PREFIX_BYTES) } : {}),
   };
 }

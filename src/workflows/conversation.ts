@@ -77,6 +77,11 @@ export class Conversation {
     this.cachedToolResults.add(toolUseId);
   }
 
+  /** The result sent differs from what the worker cached (hook notes added): it travels inline. */
+  forgetToolResult(toolUseId: string): void {
+    this.cachedToolResults.delete(toolUseId);
+  }
+
   /** The worker now holds everything, the assistant turn just appended included. */
   markSynced(): void {
     this.syncedLength = this.messages.length;

@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancellationScope, allHandlersFinished, condition } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, log } from '@temporalio/workflow';
 import { ErrorTypes, type AgentRunResult, type RunEventInput } from '../shared';
 import type { RunState } from './run-state';
 import type { StatusBoard } from './status';
@@ -43,6 +43,15 @@ export async function endWith(c: EndingContext, exit: LoopExit): Promise<AgentRu
     model: c.model,
     ...(exit.error ? { error: exit.error } : {}),
   };
+  // One line per finished run in the worker's log (seed 001 7.3); a WARN when the iteration limit ended it.
+  const line = {
+    iterations: result.iterations,
+    exitReason: result.exitReason,
+    costUsd: result.costUsd,
+    model: c.model,
+  };
+  if (exit.exitReason === 'max_iterations') log.warn('run reached maxIterations', line);
+  log.info('run finished', line);
   if (c.hardened && exit.exitReason === 'failed') {
     throw ApplicationFailure.create({
       message: `the run failed: ${exit.error?.message ?? 'unknown cause'}`,

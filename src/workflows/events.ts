@@ -1,6 +1,7 @@
 import {
   EVENT_ANSWER_CHARS,
   EVENT_TEXT_CHARS,
+  EVENT_TURN_TEXT_CHARS,
   EVENTS_CARRIED_OVER,
   INPUT_PREVIEW_CHARS,
   MAX_CARRIED_EVENTS_BYTES,
@@ -130,6 +131,11 @@ function bounded(raw: RunEvent): RunEvent {
       return { ...event, message: text(event.message) };
     case 'approval_resolved':
       return event.reason === undefined ? event : { ...event, reason: text(event.reason) };
+    case 'reasoning':
+    case 'text':
+      return typeof event.text === 'string' && event.text.length > EVENT_TURN_TEXT_CHARS
+        ? { ...event, text: cutChars(event.text, EVENT_TURN_TEXT_CHARS), truncated: true }
+        : event;
     case 'answer':
       return typeof event.text === 'string' && event.text.length > EVENT_ANSWER_CHARS
         ? { ...event, text: cutChars(event.text, EVENT_ANSWER_CHARS), truncated: true }

@@ -63,9 +63,20 @@ export class Inbox {
 
   /** Gives the waiting messages to the model at this iteration boundary, in one user turn. */
   takeInto(conversation: Conversation): void {
-    if (this.messages.length === 0) return;
+    const text = this.take();
+    if (text !== undefined) Inbox.putInto(conversation, text);
+  }
+
+  /** The waiting messages, joined, and the inbox emptied; undefined when none wait. */
+  take(): string | undefined {
+    if (this.messages.length === 0) return undefined;
     const text = this.messages.splice(0).join('\n\n');
     this.bytes = 0;
+    return text;
+  }
+
+  /** Adds a user text to the conversation as its own turn or joined to a trailing user turn. */
+  static putInto(conversation: Conversation, text: string): void {
     const last = conversation.last;
     if (last?.role === 'user' && conversation.canReplaceLast) {
       // Joining the trailing user turn (tool results) keeps the roles alternating.

@@ -13,6 +13,7 @@ import type { Activities } from '../activities';
 import {
   CACHE_MISS_ERROR_TYPE,
   STICKY_SCHEDULE_TO_START_TIMEOUT,
+  hashString,
   modelCallSummary,
   textOf,
   type CallModelOutput,
@@ -32,6 +33,9 @@ export interface ModelCallSettings {
   maxTokens: number;
   /** Route calls to the worker that holds the conversation (patched 'sticky-activities'). */
   sticky: boolean;
+  /** Send the system prompt with full loads only, its hash always (patched 'run-context'). */
+  systemOnce: boolean;
+  toolProtocol?: 'xml';
 }
 
 /**
@@ -42,6 +46,7 @@ export interface ModelCallSettings {
 export class ModelCalls {
   /** The task queue of the worker holding the conversation, if any. */
   workerQueue: string | undefined;
+  private systemHash: string | undefined;
 
   constructor(
     private readonly activities: ActivityInterfaceFor<Pick<Activities, 'callModel' | 'summarizeRun'>>,
@@ -51,14 +56,25 @@ export class ModelCalls {
     workerQueue: string | undefined,
   ) {
     this.workerQueue = workerQueue;
+    this.useSystem(settings.system);
+  }
+
+  /** The system prompt of every later call (the one assembled at run start). */
+  useSystem(system: string | undefined): void {
+    this.settings.system = system;
+    this.systemHash = system !== undefined && this.settings.systemOnce ? hashString(system) : undefined;
   }
 
   /** What every model call of this run sends: the settings and the conversation (a delta). */
   private request(conversation: ConversationDelta) {
     const s = this.settings;
+    // The worker keeps the system prompt with the conversation: it travels with full loads only.
+    const system = this.systemHash === undefined ? { system: s.system } : conversation.full ? { system: s.system } : {};
     return {
       model: s.model,
-      system: s.system,
+      ...system,
+      ...(this.systemHash !== undefined ? { systemHash: this.systemHash } : {}),
+      ...(s.toolProtocol ? { toolProtocol: s.toolProtocol } : {}),
       conversation,
       toolNames: s.toolNames,
       extraToolNames: s.extraToolNames,
@@ -71,7 +87,7 @@ export class ModelCalls {
     const s = this.settings;
     const response = await this.withConversation((conversation, options) =>
       this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
-        { ...this.request(conversation), toolChoice: { type: 'auto' } },
+        s.toolProtocol ? this.request(conversation) : { ...this.request(conversation), toolChoice: { type: 'auto' } },
       ]),
     );
     if (s.sticky && response.workerQueue) this.workerQueue = response.workerQueue;

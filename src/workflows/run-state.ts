@@ -20,6 +20,8 @@ import {
  */
 export class RunState {
   iteration: number;
+  /** Model calls since the session's current message began; equal to `iteration` outside sessions. */
+  turnIterations: number;
   usage: Usage;
   costUsd: number | null;
   lastStopReason: StopReason | null | undefined;
@@ -45,6 +47,7 @@ export class RunState {
     private readonly pendingApprovals: () => number,
   ) {
     this.iteration = resume?.iteration ?? 0;
+    this.turnIterations = resume?.turnIterations ?? this.iteration;
     this.usage = resume?.usage ?? { ...ZERO_USAGE };
     this.costUsd = resume ? resume.costUsd : 0;
     this.lastStopReason = resume?.lastStopReason;
@@ -99,6 +102,21 @@ export class RunState {
     const whole = this.textPrefix ? cutBytes(this.textPrefix + text, MAX_FINAL_TEXT_BYTES) : text;
     this.textPrefix = '';
     return whole.trim();
+  }
+
+  /**
+   * Which iteration limit the next model call would cross. Outside sessions (and in runs recorded
+   * before per-message limits) `maxIterations` bounds the run. In a session it bounds each message's
+   * turn (seed 001 resets the counter per message) and `maxSessionIterations` bounds the session.
+   */
+  limitReached(limits: {
+    maxIterations: number;
+    maxSessionIterations?: number;
+    perMessage: boolean;
+  }): 'run' | 'message' | undefined {
+    if (!limits.perMessage) return this.iteration >= limits.maxIterations ? 'run' : undefined;
+    if (limits.maxSessionIterations !== undefined && this.iteration >= limits.maxSessionIterations) return 'run';
+    return this.turnIterations >= limits.maxIterations ? 'message' : undefined;
   }
 
   overBudget(maxBudgetUsd: number | undefined): boolean {

@@ -24,6 +24,11 @@ export interface PatchFlags {
   throttled: boolean;
   /** Bounded payloads, per-call approvals, cancel and failure recorded the Temporal way. */
   hardened: boolean;
+  /**
+   * Context assembled at start, hooks, the text tool protocol, per-message iteration limits in
+   * sessions, and the system prompt sent once per conversation load rather than with every call.
+   */
+  context: boolean;
 }
 
 export function patchFlags(): PatchFlags {
@@ -34,6 +39,7 @@ export function patchFlags(): PatchFlags {
     workerLocalTools: patched('worker-local-tools'),
     throttled: patched('throttled-search-attributes'),
     hardened: patched('hardened-run'),
+    context: patched('run-context'),
   };
 }
 
@@ -72,6 +78,9 @@ export function settingsOf(input: ParsedInput, flags: PatchFlags) {
   return {
     model,
     maxIterations: input.maxIterations ?? DEFAULTS.maxIterations,
+    /** A session's bound across all its messages (none unless set); `maxIterations` then bounds each message. */
+    maxSessionIterations: input.maxSessionIterations,
+    toolProtocol: input.toolProtocol ?? 'native',
     maxTokens: input.maxTokens ?? DEFAULTS.maxTokens,
     contextWindow: input.contextWindowTokens ?? contextWindowOf(model),
     // With bounded payloads, compaction starts well below the conversation's hard cap.

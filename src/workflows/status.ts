@@ -37,6 +37,8 @@ export class StatusBoard {
       pendingApprovals: () => PendingApproval[];
       /** A warning that belongs on top, e.g. that bash runs unsandboxed. */
       warning?: () => string | undefined;
+      /** What the system prompt was assembled from. */
+      context?: () => string | undefined;
     },
     private readonly flags: StatusFlags,
   ) {}
@@ -96,6 +98,7 @@ export function renderDetails(
     maxBudgetUsd?: number;
     pendingApprovals: () => PendingApproval[];
     warning?: () => string | undefined;
+    context?: () => string | undefined;
   },
 ): string {
   const usage = state.usage;
@@ -103,6 +106,8 @@ export function renderDetails(
   const cost = state.costUsd === null ? 'unknown' : `${state.costUsd.toFixed(4)} USD`;
   const approvals = view.pendingApprovals();
   const warning = view.warning?.();
+  // Paths come from the workspace: shown with safe characters only, so they cannot inject markdown.
+  const context = view.context?.()?.replace(/[^A-Za-z0-9._:/ ,·-]/g, '_');
   const running = state.activeTools.size ? [...state.activeTools.values()].map(safeName).join(', ') : '-';
   const lines = [
     ...(approvals.length
@@ -113,6 +118,7 @@ export function renderDetails(
       (state.finalStatus ? '' : ` · running: ${running}`),
     `tokens ${tokens} in / ${usage.outputTokens} out · cost ${cost}` +
       (view.maxBudgetUsd !== undefined ? ` of ${view.maxBudgetUsd} USD` : ''),
+    ...(context ? [`context: ${context}`] : []),
   ];
   // One paragraph with hard line breaks: the Web UI's frame for it is short, and blank-line
   // paragraphs pushed the last line out of view.

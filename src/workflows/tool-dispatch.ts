@@ -27,6 +27,7 @@ import { toolActivityOptions, type RunTimeouts } from '../shared/run-timeouts';
 import type { Approvals } from './approvals';
 import type { Conversation } from './conversation';
 import { failureMessage, stopping, type ModelCalls } from './model-calls';
+import type { Hooks } from './hooks';
 import type { RunState } from './run-state';
 
 export interface DispatchSettings {
@@ -40,6 +41,8 @@ export interface DispatchSettings {
   timeouts?: RunTimeouts;
   /** Patches: which code paths this run's history was recorded with. */
   flags: { hardened: boolean; localReadTools: boolean; workerLocalTools: boolean };
+  /** PreToolUse / PostToolUse(Failure) hooks (runs with 'run-context'). */
+  hooks?: Hooks;
 }
 
 /** Longer tool names are refused as unknown (the API allows 64 characters; custom tools get some room). */
@@ -167,8 +170,12 @@ export class ToolDispatch {
     if (permission === 'deny') {
       return this.refuse(toolUse, `Error: the operator's policy does not allow tool '${toolUse.name}' in this run.`);
     }
-    if (permission === 'ask') {
-      const decision = await this.askApproval(toolUse);
+    // PreToolUse hooks may deny the call, rewrite its input, ask for approval, or (trusted hooks) allow it.
+    const pre = s.hooks ? await s.hooks.beforeTool(toolUse) : undefined;
+    if (pre?.kind === 'deny') return this.refuse(toolUse, `Error: not run: ${pre.reason}`);
+    const call: ToolUseBlock = pre ? { ...toolUse, input: pre.input } : toolUse;
+    if ((permission === 'ask' && !pre?.allowed) || pre?.ask) {
+      const decision = await this.askApproval(call);
       if (!decision.approved) {
         return this.refuse(
           toolUse,
@@ -178,11 +185,11 @@ export class ToolDispatch {
       }
     }
     this.state.activeTools.set(toolUse.id, toolUse.name);
-    this.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: toolUse.input });
+    this.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: call.input });
     let content: string;
     let isError: boolean;
     try {
-      ({ content, isError } = await this.execute(toolUse));
+      ({ content, isError } = await this.execute(call));
       this.conversation.markToolResultCached(toolUse.id);
     } catch (err) {
       if (stopping(err)) throw err;
@@ -191,6 +198,13 @@ export class ToolDispatch {
       isError = true;
     } finally {
       this.state.activeTools.delete(toolUse.id);
+    }
+    const notes = [...(pre?.kind === 'run' && pre.context ? [`[hook context] ${pre.context}`] : [])];
+    if (s.hooks) notes.push(...(await s.hooks.afterTool(toolUse, call.input, content, isError)));
+    if (notes.length > 0) {
+      // The result no longer matches what the worker cached: it travels inline.
+      this.conversation.forgetToolResult(toolUse.id);
+      content = `${content}\n\n${notes.join('\n')}`;
     }
     this.emit({
       kind: 'tool_call_finished',

@@ -1,6 +1,15 @@
-import { condition, workflowInfo } from '@temporalio/workflow';
-import { toolResultBlock, type ExitReason, type ModelResponse, type RunEventInput } from '../shared';
+import { condition, log, workflowInfo } from '@temporalio/workflow';
+import {
+  thinkingOf,
+  textOf,
+  toolResultBlock,
+  type ExitReason,
+  type ModelResponse,
+  type RunEventInput,
+} from '../shared';
+import { formatObservation, parseToolReply } from '../shared/text-protocol';
 import type { Conversation } from './conversation';
+import type { Hooks } from './hooks';
 import type { Inbox } from './inbox';
 import type { RunState } from './run-state';
 import type { ToolDispatch } from './tool-dispatch';
@@ -35,6 +44,11 @@ export interface TurnContext {
   maxTokens: number;
   model: string;
   hardened: boolean;
+  /** Runs with 'run-context': per-message iteration limits in sessions, reasoning/text events. */
+  perMessage: boolean;
+  hooks: Hooks;
+  /** Tools the model may call under the text protocol (`toolProtocol: 'xml'`); undefined: native tool calls. */
+  textTools?: string[];
   /** Continues as new; `waiting` when a session hands over while it waits for input. */
   handOver(waiting?: { idleDeadline: number }): Promise<never>;
 }
@@ -50,7 +64,13 @@ export class TurnHandler {
   /** Handles the turn just appended to the conversation; an exit ends the loop. */
   async handle(response: ModelResponse): Promise<LoopExit | undefined> {
     const { state, conversation, emit } = this.c;
-    const outcome = classifyTurn(response, this.c.hardened);
+    let outcome = classifyTurn(response, this.c.hardened);
+    if (this.c.perMessage) this.narrate(response, outcome.kind === 'final' && !this.c.requireDone);
+    if (outcome.kind === 'final' && this.c.textTools) {
+      const handled = await this.textToolTurn(outcome.text);
+      if ('exit' in handled) return handled.exit;
+      outcome = { kind: 'final', text: handled.answer };
+    }
     switch (outcome.kind) {
       case 'tools': {
         if (outcome.unexpectedStop) {
@@ -112,16 +132,103 @@ export class TurnHandler {
   }
 
   /**
-   * The model answered. A plain run ends; a session waits for the next message, `endSession`, or
-   * the idle timeout. Messages sent meanwhile are taken first either way.
+   * Seed 004's order of events for a turn: its reasoning, then its text (unless that text is the
+   * final answer, which the `answer` event carries once), then per tool call its start and result.
    */
-  private async finishTurn(text: string): Promise<LoopExit | undefined> {
+  private narrate(response: ModelResponse, isAnswer: boolean): void {
+    const iteration = this.c.state.iteration;
+    const thinking = thinkingOf(response.content);
+    if (thinking) this.c.emit({ kind: 'reasoning', iteration, text: thinking });
+    const text = textOf(response.content);
+    if (text && !isAnswer) this.c.emit({ kind: 'text', iteration, text });
+  }
+
+  /**
+   * A text-only turn under the text protocol: one `<tool_code>` call runs and its result goes back
+   * as an `<observation>`; a malformed block gets an observation that says what was wrong; no
+   * block (or `<final_answer>`) is the final answer, handled as any other.
+   */
+  private async textToolTurn(text: string): Promise<{ exit: LoopExit | undefined } | { answer: string }> {
+    const { state, conversation, emit } = this.c;
+    const parsed = parseToolReply(text, this.c.textTools ?? []);
+    if (parsed.kind === 'final') return { answer: parsed.text };
+    // Not the answer after all: the turn's text is narrated like any other turn's.
+    if (this.c.perMessage && !this.c.requireDone) emit({ kind: 'text', iteration: state.iteration, text: text.trim() });
+    if (parsed.kind === 'malformed') {
+      emit({ kind: 'notice', message: 'the model wrote a tool call the text protocol cannot run; told it why' });
+      conversation.append({ role: 'user', content: parsed.observation });
+      return { exit: undefined };
+    }
+    state.textPrefix = '';
+    const call = {
+      type: 'tool_use' as const,
+      id: `text-call-${state.iteration}`,
+      name: parsed.name,
+      input: parsed.input,
+    };
+    const { results, doneSummary } = await this.c.tools.runTurn([call]);
+    const result = results[0]!;
+    conversation.append({
+      role: 'user',
+      content: formatObservation(parsed.name, result.content, result.is_error === true),
+    });
+    return { exit: doneSummary !== undefined ? await this.finishTurn(doneSummary) : undefined };
+  }
+
+  /**
+   * The message's turn reached `maxIterations` in a session: the closing summary is this message's
+   * answer, and the session waits for the next one (seed 001 resets the limit per message).
+   */
+  async endMessageAtLimit(summary: string, maxIterations: number): Promise<LoopExit | undefined> {
+    const { state, conversation, emit } = this.c;
+    log.warn('run reached maxIterations for a message; answering with a summary', {
+      workflowId: workflowInfo().workflowId,
+      maxIterations,
+      iteration: state.iteration,
+    });
+    emit({
+      kind: 'notice',
+      message: `this message's turn reached maxIterations (${maxIterations}); answered with a summary`,
+    });
+    conversation.append({ role: 'assistant', content: [{ type: 'text', text: summary }] });
+    state.lastAssistantText = summary;
+    return this.finishTurn(summary, false);
+  }
+
+  /**
+   * The model answered. A Stop hook may keep it going; a plain run ends; a session waits for the
+   * next message, `endSession`, or the idle timeout. Messages sent meanwhile are taken first either way.
+   */
+  private async finishTurn(text: string, stopHooks = true): Promise<LoopExit | undefined> {
     const { inbox, emit } = this.c;
+    if (stopHooks && this.c.inbox.count === 0) {
+      const keepGoing = await this.c.hooks.stopping();
+      if (keepGoing !== undefined) {
+        this.c.conversation.append({ role: 'user', content: `[Stop hook] ${keepGoing}` });
+        return undefined;
+      }
+    }
     emit({ kind: 'answer', text });
-    if (inbox.count > 0) return undefined;
+    if (inbox.count > 0) {
+      this.nextMessage();
+      return undefined;
+    }
     if (!this.c.session) return new LoopExit('completed', text);
     emit({ kind: 'awaiting_input' });
     return this.waitForInput(text, Date.now() + this.c.sessionIdleMs);
+  }
+
+  /** A hook blocked the messages that would have begun a turn: a session waits again, a run ends. */
+  async messageBlocked(): Promise<LoopExit | undefined> {
+    const text = this.c.state.lastAssistantText;
+    if (!this.c.session) return new LoopExit('completed', text);
+    this.c.emit({ kind: 'awaiting_input' });
+    return this.waitForInput(text, Date.now() + this.c.sessionIdleMs);
+  }
+
+  /** A session's next message begins a new turn: its iteration count starts again. */
+  private nextMessage(): void {
+    if (this.c.session && this.c.perMessage) this.c.state.turnIterations = 0;
   }
 
   /**
@@ -140,6 +247,7 @@ export class TurnHandler {
     state.awaitingInput = false;
     if (!woken || (state.endRequested && inbox.count === 0)) return new LoopExit('completed', text);
     if (inbox.count === 0 && handOverDue()) await this.c.handOver({ idleDeadline });
+    this.nextMessage();
     return undefined;
   }
 }

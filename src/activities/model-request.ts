@@ -1,0 +1,45 @@
+import type { CallModelInput, Message, ModelRequest, ToolChoice, ToolSpec } from '../shared';
+import { renderToolDefinitions } from '../shared/text-protocol';
+import type { ConversationCache } from './conversation-cache';
+
+/**
+ * The request a model call sends, from the activity's input: the system prompt (sent, or the copy
+ * kept with the cached conversation), the tools, and how the model calls them. Under the text
+ * protocol (`toolProtocol: 'xml'`) the tools are described in the system prompt instead of the
+ * API's `tools`, so a model without native tool calling can use them (seed 003).
+ */
+export function modelRequest(
+  input: Omit<CallModelInput, 'toolChoice'>,
+  messages: Message[],
+  conversations: ConversationCache,
+  tools: ToolSpec[],
+  toolChoice: ToolChoice | undefined,
+): { request: ModelRequest; system: string | undefined } {
+  const system = conversations.system(input.conversation, input.system, input.systemHash);
+  if (input.toolProtocol === 'xml') {
+    const definitions = renderToolDefinitions(
+      tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema })),
+    );
+    return {
+      request: {
+        model: input.model,
+        system: system ? `${system}\n\n${definitions}` : definitions,
+        messages,
+        tools: [],
+        maxTokens: input.maxTokens,
+      },
+      system,
+    };
+  }
+  return {
+    request: {
+      model: input.model,
+      ...(system !== undefined ? { system } : {}),
+      messages,
+      tools,
+      ...(toolChoice ? { toolChoice } : {}),
+      maxTokens: input.maxTokens,
+    },
+    system,
+  };
+}

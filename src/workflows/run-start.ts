@@ -1,0 +1,72 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { DONE_TOOL_NAME, cutChars, utf8Length, type RunContinuation, type RunEventInput } from '../shared';
+import type { ParsedInput } from './settings';
+
+/** The run's context, as the workflow keeps and carries it. */
+export type RunContext = NonNullable<RunContinuation['context']>;
+
+export interface Prepared {
+  /** The system prompt of every model call (undefined: none). */
+  system: string | undefined;
+  /** What was assembled (runs with 'run-context'); carried across continue-as-new. */
+  context?: RunContext;
+  hookEvents: string[];
+}
+
+/**
+ * What a run prepares once, at its start (patched 'run-context'): the system prompt assembled from
+ * the default prompt and the workspace (instruction files, memory, skills; docs/context.md), and
+ * which hook events have hooks. One activity, recorded in history, so replay and every later
+ * execution use exactly what the first one read; continued executions take it from their input.
+ */
+export async function prepareRun(
+  input: ParsedInput,
+  resume: RunContinuation | undefined,
+  enabled: boolean,
+  settings: { model: string; toolProtocol: 'native' | 'xml'; requireDone: boolean },
+  emit: (event: RunEventInput) => void,
+): Promise<Prepared> {
+  if (!enabled) return { system: input.systemPrompt, hookEvents: [] };
+  if (resume?.context) {
+    return { system: resume.context.system, context: resume.context, hookEvents: resume.hookEvents ?? [] };
+  }
+  const { prepareRun: prepare } = proxyActivities<Activities>({
+    startToCloseTimeout: '2 minutes',
+    retry: { initialInterval: '1 second', maximumAttempts: 5 },
+  });
+  const toolNames = input.tools ? [...input.tools, ...(settings.requireDone ? [DONE_TOOL_NAME] : [])] : undefined;
+  const prepared = await prepare.executeWithOptions({ summary: 'assemble context · hooks' }, [
+    {
+      context: {
+        ...(input.workspace ? { workspace: input.workspace } : {}),
+        ...(toolNames ? { toolNames } : {}),
+        startedAt: new Date(Date.now()).toISOString(),
+        ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
+        ...(input.systemReplace ? { systemReplace: true } : {}),
+        model: settings.model,
+        toolProtocol: settings.toolProtocol,
+        ...(input.network ? { network: true } : {}),
+      },
+    },
+  ]);
+  const context: RunContext = {
+    system: prepared.context.system,
+    sources: prepared.context.sources.map((s) => ({ ...s })),
+    warnings: prepared.context.warnings.map((w) => cutChars(w, 500)).slice(0, 20),
+  };
+  for (const warning of context.warnings) emit({ kind: 'notice', message: `context: ${warning}` });
+  for (const report of prepared.hooks.reports.slice(0, 20)) emit({ kind: 'notice', message: `hooks: ${report}` });
+  return { system: context.system, context, hookEvents: [...prepared.hooks.events] };
+}
+
+/** One line for the run's details: what the system prompt was assembled from. */
+export function describeContext(context: RunContext | undefined): string | undefined {
+  if (!context) return undefined;
+  const parts = context.sources.map((s) => {
+    const source = s as { kind: string; path?: unknown };
+    return typeof source.path === 'string' ? source.path : source.kind;
+  });
+  const kb = (utf8Length(context.system) / 1024).toFixed(1);
+  return `${parts.join(', ') || 'empty'} · ${kb} KiB`;
+}
