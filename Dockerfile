@@ -1,6 +1,10 @@
 # durable-agent worker image: `docker build -t durable-agent .`
-# Configured by environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE,
-# ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DURABLE_AGENT_MODEL. Tools act in /workspace (a volume).
+# Configured by environment: the Temporal connection as every Temporal client reads it
+# (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_SERVER_NAME,
+# TEMPORAL_TLS_CLIENT_CERT_PATH/_KEY_PATH, TEMPORAL_API_KEY, TEMPORAL_PROFILE…), TEMPORAL_TASK_QUEUE,
+# DURABLE_AGENT_CODEC_KEYS, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DURABLE_AGENT_MODEL and the
+# worker settings of deploy/worker.env. Tools act in /workspace (a volume). The same image runs
+# `codec-server` and makes the deployment's certificates (openssl) in docker-compose.yml.
 # Debian-based (not Alpine): the Temporal worker's native core ships glibc builds.
 
 ARG NODE_IMAGE=node:20-bookworm-slim
@@ -20,9 +24,12 @@ RUN npm run build
 # --- runtime: production dependencies, compiled code, the CLI entry --------------------------------
 FROM ${NODE_IMAGE} AS runtime
 # tini reaps the processes that `bash` tool calls leave behind and forwards SIGTERM to the worker;
-# git and ripgrep are tools the agent's shell commands (and the grep tool) use.
+# git and ripgrep are tools the agent's shell commands (and the grep tool) use; openssl makes the
+# deployment's certificates (deploy/tls/make-certs.sh, compose's `certs` service); bubblewrap is bash's
+# sandbox (docs/sandbox.md: it needs user namespaces, which Docker's default seccomp profile blocks,
+# hence `security_opt` on compose's worker).
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends tini git ripgrep ca-certificates \
+  && apt-get install -y --no-install-recommends tini git ripgrep ca-certificates openssl bubblewrap \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production

@@ -101,26 +101,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const postgres = await Postgres.start({ dir: path.join(dir, 'postgres'), port: pgPort, log });
     cleanups.push(() => postgres.stop());
 
-    const dbEnv = { DB_HOST: '127.0.0.1', DB_PORT: String(pgPort), DB_USER: POSTGRES_USER, DB_PASSWORD: 'unused' };
+    const serverEnv = clusterServerEnv({ dbPort: pgPort, ports, certs, deploy, ...options });
+    const dbEnv = Object.fromEntries(Object.entries(serverEnv).filter(([name]) => name.startsWith('DB_')));
     await runScript(path.join(deploy, 'temporal', 'setup-schema.sh'), {
       ...dbEnv,
       SQL_TOOL: binaries.sql,
       SCHEMA_DIR: binaries.schemaDir,
     });
 
-    const serverEnv: Record<string, string> = {
-      ...dbEnv,
-      ...Object.fromEntries(PORT_NAMES.map((name, i) => [name, String(ports[i])])),
-      TLS_CERT: path.join(certs, 'server.pem'),
-      TLS_KEY: path.join(certs, 'server.key'),
-      TLS_CA: tls.caPath,
-      TLS_SERVER_NAME: SERVER_NAME,
-      ...(options.mtls ? { TLS_CLIENT_CA: tls.caPath } : {}),
-      NUM_HISTORY_SHARDS: String(options.numHistoryShards ?? 4),
-      LOG_LEVEL: options.logLevel ?? 'warn',
-      BIND_ON_IP: '127.0.0.1',
-      DYNAMIC_CONFIG_FILE: path.join(deploy, 'temporal', 'config', 'dynamicconfig', 'cluster.yaml'),
-    };
     const address = `127.0.0.1:${serverEnv.FRONTEND_GRPC_PORT}`;
     const serverLog = path.join(dir, 'temporal-server.log');
     const server = new ServerProcess(binaries, path.join(deploy, 'temporal'), serverEnv, serverLog);
@@ -184,6 +172,43 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   }
 }
 
+/** How the server is started (compose runs the same, with its own root): `server <args>`. */
+export function serverArgs(root: string): string[] {
+  return ['--root', root, '--config', 'config', '--env', 'cluster', '--allow-no-auth', 'start'];
+}
+
+/**
+ * The environment deploy/temporal/config/cluster.yaml is rendered with for the test cluster
+ * (compose sets the same names for its containers; test/deploy/compose.test.ts compares them).
+ */
+export function clusterServerEnv(options: {
+  dbPort: number;
+  ports: number[];
+  certs: string;
+  deploy: string;
+  mtls?: boolean;
+  numHistoryShards?: number;
+  logLevel?: string;
+}): Record<string, string> {
+  const ca = path.join(options.certs, 'ca.pem');
+  return {
+    DB_HOST: '127.0.0.1',
+    DB_PORT: String(options.dbPort),
+    DB_USER: POSTGRES_USER,
+    DB_PASSWORD: 'unused',
+    ...Object.fromEntries(PORT_NAMES.map((name, i) => [name, String(options.ports[i])])),
+    TLS_CERT: path.join(options.certs, 'server.pem'),
+    TLS_KEY: path.join(options.certs, 'server.key'),
+    TLS_CA: ca,
+    TLS_SERVER_NAME: SERVER_NAME,
+    ...(options.mtls ? { TLS_CLIENT_CA: ca } : {}),
+    NUM_HISTORY_SHARDS: String(options.numHistoryShards ?? 4),
+    LOG_LEVEL: options.logLevel ?? 'warn',
+    BIND_ON_IP: '127.0.0.1',
+    DYNAMIC_CONFIG_FILE: path.join(options.deploy, 'temporal', 'config', 'dynamicconfig', 'cluster.yaml'),
+  };
+}
+
 export function tlsConfig(tls: ClusterTls): TLSConfig {
   return {
     serverNameOverride: tls.serverName,
@@ -227,7 +252,7 @@ class ServerProcess {
     const fd = openSync(this.logFile, 'a');
     // Only what the config reads: no TEMPORAL_* of the caller (TEMPORAL_ROOT, TEMPORAL_ENVIRONMENT… are the server's flags).
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...this.env };
-    const args = ['--root', this.root, '--config', 'config', '--env', 'cluster', '--allow-no-auth', 'start'];
+    const args = serverArgs(this.root);
     this.child = spawn(this.binaries.server, args, { cwd: this.root, env, stdio: ['ignore', fd, fd] });
     closeSync(fd);
   }
