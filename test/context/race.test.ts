@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import * as path from 'node:path';
 import { makeWorkspace } from '../tools/helpers';
 import { assemble, skillFile, writeTree } from './helpers';
 
