@@ -6,7 +6,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createActivities, type ActivityDeps } from './activities';
 import { ensureSearchAttributes } from './server/search-attributes';
-import { connectionOptions, describeConnection, temporalConfig, type TemporalConfig } from './config';
+import { ConnectionFailedError, connectFailureReason } from './client';
+import { connectionOptions, temporalConfig, type TemporalConfig } from './config';
 import { createModelResolver } from './models';
 import { createDefaultRegistry } from './tools';
 import { sandboxStatus, stopAllToolProcesses } from './tools/sandbox';
@@ -235,9 +236,6 @@ export async function connectWorker(config: TemporalConfig = temporalConfig()): 
   try {
     return await NativeConnection.connect(connectionOptions(config));
   } catch (err) {
-    const text = err instanceof Error ? err.message || err.name : String(err);
-    throw new Error(`cannot connect to Temporal at ${describeConnection(config)}: ${text.split('\n')[0]}`, {
-      cause: err,
-    });
+    throw new ConnectionFailedError(config, await connectFailureReason(config, err), err);
   }
 }

@@ -1,0 +1,244 @@
+/**
+ * durable-agent over TLS, mTLS and an API key, configured the way the `temporal` CLI is: a worker
+ * and `durable-agent run` (from source, inline or dedicated worker, offline model) complete a run
+ * through a TLS endpoint with certificates this test generates (tls-front.ts: TLS terminated in
+ * front of the real test server, since Temporal CLI 1.5.1's dev server has no TLS options), and
+ * every way of getting it wrong ends with one readable line.
+ */
+import type { AgentRunResult } from '../../src/shared';
+import { spawnTs } from '../support/worker-harness';
+import { tempWorkspace, testAddress, uniqueQueue } from '../support/temporal';
+import { createTestPki, type TestPki } from './certs';
+import { startTlsFront, type TlsFront } from './tls-front';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+
+jest.setTimeout(180_000);
+
+let pki: TestPki;
+let tls: TlsFront;
+let mtls: TlsFront;
+let keyed: TlsFront;
+let configDir: string;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  pki = createTestPki();
+  tls = await startTlsFront({ upstream: testAddress(), pki });
+  mtls = await startTlsFront({ upstream: testAddress(), pki, requireClientCert: true });
+  keyed = await startTlsFront({ upstream: testAddress(), pki, apiKey: 'test-api-key-4242' });
+  configDir = mkdtempSync(path.join(os.tmpdir(), 'da-config-'));
+});
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await Promise.all([tls?.close(), mtls?.close(), keyed?.close()]);
+});
+
+/** This process's environment without any Temporal connection setting, and no profiles file. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('TEMPORAL_')) env[key] = value;
+  return { ...env, XDG_CONFIG_HOME: configDir, ANTHROPIC_API_KEY: '', DURABLE_AGENT_MODEL: 'offline-demo' };
+}
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function spawnEntry(entry: string, args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawnTs(path.join(__dirname, entry), args, { ...cleanEnv(), ...env });
+  children.push(child);
+  return child;
+}
+
+function outcome(child: ChildProcess): Promise<Outcome> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** `durable-agent <args>` from source with only `env` as its Temporal settings. */
+const durableAgent = (args: string[], env: Record<string, string>) => outcome(spawnEntry('cli-entry.ts', args, env));
+
+/** A dedicated worker (worker-entry.ts); resolves once it polls, or rejects with what it printed. */
+async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawnEntry('worker-entry.ts', [], {
+    DA_TEST_WORKFLOW_BUNDLE: process.env.DA_TEST_WORKFLOW_BUNDLE!,
+    ...env,
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (c: Buffer) => {
+      output += c.toString();
+      if (/Worker polling task queue/.test(output)) resolve();
+    });
+    child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+    child.on('exit', (code) => reject(new Error(`worker exited ${code}: ${output}`)));
+  });
+  return child;
+}
+
+/** A run of the offline model to completion, its JSON result parsed. */
+async function completedRun(args: string[], env: Record<string, string>): Promise<AgentRunResult> {
+  const workspace = await tempWorkspace('tls');
+  writeFileSync(path.join(workspace, 'notes.txt'), 'hello over TLS\n');
+  const out = await durableAgent(['run', '--json', '--workspace', workspace, ...args, 'list the files here'], env);
+  if (out.code !== 0) throw new Error(`run exited ${out.code}\nstdout: ${out.stdout}\nstderr: ${out.stderr}`);
+  expect(out.stderr).not.toMatch(/embedded dev server/);
+  return JSON.parse(out.stdout) as AgentRunResult;
+}
+
+/** One line on stderr, `error: …`, no stack trace. */
+function oneLineError(out: Outcome): string {
+  const lines = out.stderr.trim().split('\n');
+  expect(lines.filter((l) => /^\s+at /.test(l))).toEqual([]);
+  const error = lines.filter((l) => l.startsWith('error: '));
+  expect(error).toHaveLength(1);
+  return error[0]!;
+}
+
+test('TLS from environment variables: run with its inline worker completes through the TLS endpoint', async () => {
+  const before = tls.forwarded();
+  const result = await completedRun([], {
+    TEMPORAL_ADDRESS: tls.address,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert,
+    TEMPORAL_TASK_QUEUE: uniqueQueue('tls-env'),
+  });
+  expect(result.exitReason).toBe('completed');
+  // The client's calls and the worker's polls all went through TLS.
+  expect(tls.forwarded() - before).toBeGreaterThan(5);
+});
+
+test('mTLS from a profiles file: a dedicated worker and run --no-inline-worker complete a run', async () => {
+  const file = path.join(configDir, 'mtls.toml');
+  writeFileSync(
+    file,
+    [
+      '[profile.secure]',
+      `address = "${mtls.address}"`,
+      '[profile.secure.tls]',
+      `server_ca_cert_path = "${pki.caCert}"`,
+      `client_cert_path = "${pki.clientCert}"`,
+      `client_key_path = "${pki.clientKey}"`,
+      '',
+    ].join('\n'),
+  );
+  const taskQueue = uniqueQueue('mtls-profile');
+  const worker = await startWorker({
+    TEMPORAL_CONFIG_FILE: file,
+    DA_TEST_PROFILE: 'secure',
+    TEMPORAL_TASK_QUEUE: taskQueue,
+  });
+  try {
+    const before = mtls.forwarded();
+    const result = await completedRun(['--no-inline-worker'], {
+      TEMPORAL_CONFIG_FILE: file,
+      TEMPORAL_PROFILE: 'secure',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+    });
+    expect(result.exitReason).toBe('completed');
+    expect(mtls.forwarded() - before).toBeGreaterThan(3);
+  } finally {
+    worker.kill('SIGTERM');
+  }
+});
+
+test('a server certificate from another CA: run fails with one line naming the connection', async () => {
+  const out = await durableAgent(['run', 'hello'], {
+    TEMPORAL_ADDRESS: tls.address,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.otherCaCert,
+  });
+  expect(out.code).toBe(1);
+  expect(oneLineError(out)).toMatch(
+    new RegExp(
+      `^error: cannot connect to Temporal at ${tls.address} \\(namespace default, TLS: server CA given\\): .*` +
+        "unable to verify the first certificate: the server's certificate is not trusted \\(TEMPORAL_TLS_SERVER_CA_CERT_PATH\\)$",
+    ),
+  );
+  expect(out.stdout).not.toMatch(/embedded dev server/);
+});
+
+test('mTLS without a client certificate, or with one from another CA: refused, one readable line', async () => {
+  const noCert = await durableAgent(['status', 'any-run'], {
+    TEMPORAL_ADDRESS: mtls.address,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert,
+  });
+  expect(noCert.code).toBe(1);
+  expect(oneLineError(noCert)).toMatch(
+    new RegExp(
+      `^error: cannot connect to Temporal at ${mtls.address} .*: TLS handshake: tlsv13 alert certificate required: ` +
+        'the server requires a client certificate',
+    ),
+  );
+  const stranger = await durableAgent(['status', 'any-run'], {
+    TEMPORAL_ADDRESS: mtls.address,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert,
+    TEMPORAL_TLS_CLIENT_CERT_PATH: pki.strangerCert,
+    TEMPORAL_TLS_CLIENT_KEY_PATH: pki.strangerKey,
+  });
+  expect(stranger.code).toBe(1);
+  expect(oneLineError(stranger)).toMatch(
+    /client certificate\): .*TLS handshake: (.*alert (unknown ca|bad certificate)|the server hung up right after the handshake)/,
+  );
+  expect(mtls.refusedHandshakes.join('\n')).toMatch(/certificate/i);
+  // The worker side (the SDK's Rust core) refuses the same way.
+  const worker = await outcome(
+    spawnEntry('worker-entry.ts', [], { TEMPORAL_ADDRESS: mtls.address, TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert }),
+  );
+  expect(worker.code).toBe(1);
+  expect(oneLineError(worker)).toMatch(
+    new RegExp(`^error: cannot connect to Temporal at ${mtls.address} .*CertificateRequired.*TLS handshake: .*alert`),
+  );
+});
+
+test('an API key goes as authorization: Bearer on every call of client and worker; a wrong one is refused', async () => {
+  const first = keyed.authorizations.length;
+  const result = await completedRun([], {
+    TEMPORAL_ADDRESS: keyed.address,
+    TEMPORAL_API_KEY: 'test-api-key-4242',
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert,
+    TEMPORAL_GRPC_META_X_TEAM: 'agents',
+    TEMPORAL_TASK_QUEUE: uniqueQueue('api-key'),
+  });
+  expect(result.exitReason).toBe('completed');
+  const seen = keyed.authorizations.slice(first);
+  expect(seen.length).toBeGreaterThan(5);
+  expect(new Set(seen)).toEqual(new Set(['Bearer test-api-key-4242']));
+  expect(keyed.headerNames.has('x-team')).toBe(true);
+
+  const wrong = await durableAgent(['status', 'any-run'], {
+    TEMPORAL_ADDRESS: keyed.address,
+    TEMPORAL_API_KEY: 'not-the-key',
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert,
+  });
+  expect(wrong.code).toBe(1);
+  expect(oneLineError(wrong)).toMatch(
+    /^error: cannot connect to Temporal at .*, API key\): Failed to connect to Temporal server: 16 UNAUTHENTICATED: Request unauthorized\.$/,
+  );
+  expect(wrong.stderr).not.toContain('not-the-key');
+});
+
+test('settings that cannot be used: one line and exit code 2 before anything connects', async () => {
+  const file = path.join(configDir, 'broken.toml');
+  writeFileSync(file, '[profile.default\naddress = "x"\n');
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ TEMPORAL_CONFIG_FILE: file }, /^error: cannot parse .*broken\.toml as TOML \(line 1/],
+    [{ TEMPORAL_PROFILE: 'nope' }, /^error: no profile 'nope' in /],
+    [
+      { TEMPORAL_TLS_SERVER_CA_CERT_PATH: '/nonexistent/ca.pem' },
+      /^error: cannot read the TLS certificate file \/nonexistent\/ca\.pem/,
+    ],
+  ];
+  for (const [env, expected] of cases) {
+    const out = await durableAgent(['status', 'any-run'], env);
+    expect(oneLineError(out)).toMatch(expected);
+    expect(out.code).toBe(2);
+  }
+});
