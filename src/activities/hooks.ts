@@ -16,6 +16,7 @@ import {
   type HookPlan,
   type RunHookInput,
 } from '../shared/hooks-io';
+import { cutChars } from '../shared/bounds';
 import { detectSandbox, sandboxStatus, type SandboxSetting } from '../tools/sandbox';
 
 export interface HookActivityDeps {
@@ -72,7 +73,7 @@ export function createHookActivities(deps: HookActivityDeps = {}) {
       () =>
         ctx.heartbeat({
           hook: input.event,
-          tool: input.toolName,
+          tool: cutChars(input.toolName ?? '', 64),
           elapsedSeconds: Math.round((Date.now() - started) / 1000),
         }),
       heartbeatEveryMs,

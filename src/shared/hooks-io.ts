@@ -14,9 +14,9 @@ export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
 /**
  * The `runHook` activity's start-to-close timeout: the hooks of one call run in three tiers, one
  * after another (workspace settings, worker settings, function hooks), each bounded by its longest
- * hook's timeout; plus a minute for process start-up and kills.
+ * hook's timeout, then `canExecuteTool` (at most a minute); plus a minute for start-ups and kills.
  */
-export const HOOK_ACTIVITY_TIMEOUT_MS = 3 * MAX_HOOK_TIMEOUT_MS + 60_000;
+export const HOOK_ACTIVITY_TIMEOUT_MS = 3 * MAX_HOOK_TIMEOUT_MS + 2 * 60_000;
 /** `runHook` heartbeats this often while hooks run; give the activity a heartbeat timeout well above it. */
 export const HOOK_HEARTBEAT_INTERVAL_MS = 5_000;
 /** Suggested heartbeat timeout for `runHook` (a lost worker is noticed this fast; PreToolUse then fails closed). */

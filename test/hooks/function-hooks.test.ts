@@ -116,3 +116,49 @@ describe('function hooks and canExecuteTool', () => {
     expect(outcome.reason).toContain('the rewritten tool input is over 262144 bytes');
   });
 });
+
+describe('the docs/hooks.md example', () => {
+  // Kept in step with docs/hooks.md ("Hooks in code"): it must compile and do what the text says.
+  const hooks: FunctionHooks = {
+    PreToolUse: [
+      {
+        matcher: 'bash',
+        timeout: 10,
+        run: async (event) =>
+          String((event.tool_input as { command?: string }).command).includes('git push')
+            ? { hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: 'no pushing' } }
+            : undefined,
+      },
+    ],
+    Stop: [
+      { run: async (event) => (event.stop_hook_active ? undefined : { decision: 'block', reason: 'summarise first' }) },
+    ],
+    canExecuteTool: async (toolName, input) =>
+      toolName === 'write_file'
+        ? {
+            behavior: 'allow',
+            updatedInput: { ...(input as object), path: `sandbox/${(input as { path: string }).path}` },
+          }
+        : { behavior: 'allow' },
+  };
+  let bench: HookBench;
+  beforeEach(() => {
+    bench = makeHookBench();
+  });
+  afterEach(() => bench.cleanup());
+
+  test('denies git push, rewrites write_file paths, blocks the first stop only', async () => {
+    const push = await bench.run(
+      { event: 'PreToolUse', toolName: 'bash', toolInput: { command: 'git push origin' } },
+      { hooks },
+    );
+    expect(push).toEqual({ decision: 'deny', reason: 'no pushing', reports: [] });
+    const write = await bench.run(
+      { event: 'PreToolUse', toolName: 'write_file', toolInput: { path: 'a.txt', content: '' } },
+      { hooks },
+    );
+    expect(write.updatedInput).toEqual({ path: 'sandbox/a.txt', content: '' });
+    expect((await bench.run({ event: 'Stop' }, { hooks })).block).toBe(true);
+    expect((await bench.run({ event: 'Stop', stopHookActive: true }, { hooks })).block).toBeUndefined();
+  });
+});
