@@ -13,12 +13,8 @@ import type { Activities } from '../activities';
 import {
   BUILTIN_TOOL_NAMES,
   DONE_TOOL_NAME,
-  SUMMARY_FALLBACK_TEXT,
-  SUMMARY_INSTRUCTION,
-  textOf,
   type AgentRunInput,
   type AgentRunResult,
-  type CallModelOutput,
   type RunContinuation,
 } from '../shared';
 import { modelActivityOptions } from '../shared/run-timeouts';
@@ -30,12 +26,13 @@ import { endCancelled, endWith } from './ending';
 import { EventLog } from './events';
 import { registerHandlers } from './handlers';
 import { Inbox } from './inbox';
-import { ModelCalls, failureMessage, failureType, stopping } from './model-calls';
+import { ModelCalls } from './model-calls';
 import { RunState } from './run-state';
 import { patchFlags, settingsOf, validatedInput } from './settings';
 import { CONTINUED_STATUS, StatusBoard } from './status';
 import { ToolDispatch } from './tool-dispatch';
 import { LoopExit, TurnHandler } from './turn';
+import { closingSummary, modelStep } from './model-step';
 import { Hooks } from './hooks';
 import { Intake } from './intake';
 import { describeContext, prepareRun, type Prepared } from './run-start';
@@ -60,7 +57,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
 
   const approvals = new Approvals(flags.hardened);
   /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
-  let sandboxWarning: string | undefined;
+  const sandbox: { warning?: string } = {};
   const state = new RunState(resume, () => approvals.size);
   // A session that handed over while waiting for input is still waiting (see the loop's start).
   state.awaitingInput = resume?.awaitingInput === true && resume.idleDeadline !== undefined;
@@ -79,7 +76,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       maxIterations,
       maxBudgetUsd: input.maxBudgetUsd,
       pendingApprovals: () => approvals.list(),
-      warning: () => sandboxWarning,
+      warning: () => sandbox.warning,
       context: () => describeContext(prepared?.context),
     },
     flags,
@@ -197,18 +194,18 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     return continueAsNew<typeof agentWorkflow>({ ...rawInput, resume: carried });
   };
 
-  /** The closing summary at the iteration limit; a fixed text when it fails. */
-  const summarize = async (): Promise<string> => {
-    try {
-      const { text, response } = await modelCalls.summary(SUMMARY_INSTRUCTION, 'summary (max iterations)');
-      account(response);
-      return text.trim() || SUMMARY_FALLBACK_TEXT;
-    } catch (err) {
-      if (stopping(err)) throw err;
-      emit({ kind: 'notice', message: `summary call failed: ${failureMessage(err)}` });
-      return SUMMARY_FALLBACK_TEXT;
-    }
+  const step = {
+    state,
+    conversation,
+    modelCalls,
+    tools,
+    board,
+    emit,
+    account,
+    workerLocalTools: flags.workerLocalTools,
+    sandbox,
   };
+  const summarize = () => closingSummary(step);
 
   const compactIfNeeded = () =>
     keepConversationSmall({
@@ -273,43 +270,8 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       }
       if (!flags.hardened) inbox.takeInto(conversation);
 
-      emit({ kind: 'model_call_started', iteration: state.iteration + 1 });
-      let response: CallModelOutput;
-      try {
-        response = await modelCalls.call(state.iteration + 1);
-      } catch (err) {
-        // Stopped by an interrupt or a cancel: however the activity reported its end, that is not a model failure.
-        if (stopping(err)) throw err;
-        emit({ kind: 'model_call_failed', iteration: state.iteration + 1, error: failureMessage(err) });
-        return new LoopExit('failed', state.lastAssistantText, {
-          type: failureType(err),
-          message: failureMessage(err),
-        });
-      }
-      state.iteration += 1;
-      state.turnIterations += 1;
-      if (flags.workerLocalTools) tools.reportedLocalTools = new Set(response.localTools ?? []);
-      if (response.sandboxWarning && response.sandboxWarning !== sandboxWarning) {
-        sandboxWarning = response.sandboxWarning;
-        emit({ kind: 'notice', message: `bash: ${sandboxWarning}` });
-      }
-      state.lastStopReason = response.stopReason;
-      const callCost = account(response, true);
-      // The assistant turn goes back exactly as returned: thinking blocks included, unmodified, in order.
-      conversation.append({ role: 'assistant', content: response.content });
-      conversation.markSynced();
-      const text = textOf(response.content);
-      if (text) state.lastAssistantText = text;
-      emit({
-        kind: 'model_call_finished',
-        iteration: state.iteration,
-        stopReason: response.stopReason,
-        usage: response.usage,
-        costUsd: callCost,
-        text,
-      });
-      board.index();
-
+      const response = await modelStep(step);
+      if (response instanceof LoopExit) return response;
       const exit = await turns.handle(response);
       if (exit) return exit;
     }
