@@ -101,16 +101,11 @@ function fitTotal(sections: Section[], warn: (text: string) => void): Section[] 
 }
 
 /** The tool specs a run is offered; names the worker does not know are left out with a warning. */
-function offeredSpecs(
-  tools: ToolRegistry,
-  toolNames: readonly string[] | undefined,
-  warn: (t: string) => void,
-): ToolSpec[] {
-  if (toolNames === undefined) return tools.specs();
-  const known = toolNames.filter((name) => tools.has(name));
-  const unknown = toolNames.filter((name) => !tools.has(name));
+function offeredSpecs(tools: ToolRegistry, input: AssembleContextInput, warn: (t: string) => void): ToolSpec[] {
+  const names = [...(input.toolNames ?? tools.specs().map((spec) => spec.name)), ...(input.extraToolNames ?? [])];
+  const unknown = names.filter((name) => !tools.has(name));
   if (unknown.length) warn(`tools not on this worker are not described: ${unknown.slice(0, 20).join(', ')}`);
-  return tools.specs([...new Set(known)]);
+  return tools.specs([...new Set(names.filter((name) => tools.has(name)))]);
 }
 
 /** The skills section within its byte cap; the skills that made it in. */
@@ -170,7 +165,7 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
     warn(`workspace not read: ${errorMessage(error)}`);
   }
 
-  const specs = offeredSpecs(deps.tools, input.toolNames, warn);
+  const specs = offeredSpecs(deps.tools, input, warn);
   const offered = new Set(specs.map((spec) => spec.name));
   const env: Environment = {
     workspace: workspace ? configured : undefined,
@@ -179,6 +174,7 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
     model: input.model,
     startedAt: input.startedAt,
     network: input.network === true,
+    shell: offered.has('bash'),
     sandboxed: deps.sandboxed,
   };
   if (Number.isNaN(new Date(input.startedAt).getTime()))

@@ -14,6 +14,11 @@ export interface AssembleContextInput {
    * out with a warning.
    */
   toolNames?: string[];
+  /**
+   * Tools offered on top of `toolNames` (or of the worker's default tools when `toolNames` is
+   * omitted): the opt-in `done` tool of a run with `requireDoneTool`, as `callModel` takes it.
+   */
+  extraToolNames?: string[];
   /** When the run started, ISO 8601, from workflow time (never the worker's clock, so replay agrees). */
   startedAt: string;
   /** The operator's text (`--system`, `systemPrompt` in the run input). */

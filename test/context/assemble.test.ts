@@ -121,6 +121,17 @@ describe('the assembled system prompt', () => {
       '- done: Call this when the task is completely finished (and only then), with a summary',
     );
     expect(ctx.system).toContain('call done with your summary: the run ends only then');
+    expect(ctx.system).toMatch(/- Platform: .+ \S+\.\n/);
+    expect(ctx.system).not.toContain('commands run with bash');
+    // As an extra tool on top of the worker's default tools (a run with requireDoneTool and no tool list).
+    const extra = await assemble(ws, { extraToolNames: ['done'] });
+    const tools = extra.system.slice(extra.system.indexOf('# Tools'));
+    const names = tools
+      .split('\n')
+      .filter((l) => l.startsWith('- '))
+      .map((l) => l.slice(2, l.indexOf(':')));
+    expect(names).toEqual(['bash', 'read_file', 'write_file', 'edit_file', 'glob', 'grep', 'done']);
+    expect(extra.system).toContain('call done with your summary');
   });
 
   test('systemReplace: the given text is the whole prompt, nothing is read', async () => {
