@@ -157,6 +157,9 @@ export async function follow(
 ): Promise<Followed> {
   let cursor = 0;
   let interrupted = false;
+  const spinner = new Spinner();
+  const lines = options.live ? undefined : lineSink(out);
+  const printer = new RunPrinter(options.live ?? lines!, out, spinner, handle.workflowId);
   const onSigint = () => {
     if (interrupted) process.exit(130);
     interrupted = true;
@@ -165,9 +168,6 @@ export async function follow(
     void interruptRun(handle, 'Ctrl-C from the CLI').catch((e: Error) => err(`interrupt failed: ${e.message}`));
   };
   process.on('SIGINT', onSigint);
-  const spinner = new Spinner();
-  const lines = options.live ? undefined : lineSink(out);
-  const printer = new RunPrinter(options.live ?? lines!, out, spinner, handle.workflowId);
   // The run is durable on the server: when the server goes away we wait for it, saying so, and
   // re-arm the result long-poll once it answers again.
   const address = serverAddressOf(handle);
