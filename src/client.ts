@@ -9,6 +9,8 @@ import {
 import { isIP } from 'node:net';
 import { checkServerIdentity, connect as tlsConnect } from 'node:tls';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
+import type { DataConverter } from '@temporalio/common';
+import { dataConverterFromEnv } from './codec';
 import { connectionOptions, describeConnection, temporalConfig, type TemporalConfig } from './config';
 import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage } from './shared';
 import type { ApprovalResult, EndSessionResult, SendMessageResult } from './shared';
@@ -110,15 +112,21 @@ function tlsHandshakeProblem(config: TemporalConfig, timeoutMs = 3000): Promise<
   });
 }
 
-/** A client connected as `config` says (address, namespace, TLS, API key, gRPC metadata). */
-export async function connectClient(config: TemporalConfig = temporalConfig()): Promise<Client> {
+/**
+ * A client connected as `config` says (address, namespace, TLS, API key, gRPC metadata), with the
+ * payload codec of `DURABLE_AGENT_CODEC_KEYS` when it is set (`dataConverterFromEnv`).
+ */
+export async function connectClient(
+  config: TemporalConfig = temporalConfig(),
+  dataConverter: DataConverter | undefined = dataConverterFromEnv(),
+): Promise<Client> {
   let connection: Connection;
   try {
     connection = await Connection.connect(connectionOptions(config));
   } catch (err) {
     throw new ConnectionFailedError(config, await connectFailureReason(config, err), err);
   }
-  return new Client({ connection, namespace: config.namespace });
+  return new Client({ connection, namespace: config.namespace, ...(dataConverter ? { dataConverter } : {}) });
 }
 
 /** A readable, sortable id: `agent-20261122-031500-k3x9`. */

@@ -4,7 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { DataConverter } from '@temporalio/common';
 import { createActivities, type ActivityDeps } from './activities';
+import { dataConverterFromEnv } from './codec';
 import { ensureSearchAttributes } from './server/search-attributes';
 import { ConnectionFailedError, connectFailureReason } from './client';
 import { connectionOptions, temporalConfig, type TemporalConfig } from './config';
@@ -51,6 +53,11 @@ export interface AgentWorkerOptions {
    * Default: `DURABLE_AGENT_STICKY_ACTIVITIES` (off unless `1`/`true`).
    */
   stickyActivities?: boolean;
+  /**
+   * Payload codec and failure converter. Default: `dataConverterFromEnv()` (encrypted payloads when
+   * `DURABLE_AGENT_CODEC_KEYS` is set, Temporal's default converter otherwise).
+   */
+  dataConverter?: DataConverter;
   /** Extra Worker options, applied to every Temporal worker this creates (benchmarks, tuning). */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -180,9 +187,11 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     ? `${options.taskQueue}@${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`
     : undefined;
   const activities = createActivities({ ...options.deps, ...(stickyQueue ? { workerQueue: stickyQueue } : {}) });
+  const dataConverter = options.dataConverter ?? dataConverterFromEnv();
   const common = {
     connection: options.connection,
     namespace: options.namespace,
+    ...(dataConverter ? { dataConverter } : {}),
     activities,
     // Cancellation reaches an activity only through a heartbeat response: keep the gap short so
     // an interrupt stops running tools and model calls within seconds.

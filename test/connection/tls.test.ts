@@ -5,6 +5,9 @@
  * front of the real test server, since Temporal CLI 1.5.1's dev server has no TLS options), and
  * every way of getting it wrong ends with one readable line.
  */
+import { Client, Connection } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import { ENCRYPTED_ENCODING } from '../../src/codec';
 import type { AgentRunResult } from '../../src/shared';
 import { spawnTs } from '../support/worker-harness';
 import { tempWorkspace, testAddress, uniqueQueue } from '../support/temporal';
@@ -85,14 +88,19 @@ async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
   return child;
 }
 
-/** A run of the offline model to completion, its JSON result parsed. */
-async function completedRun(args: string[], env: Record<string, string>): Promise<AgentRunResult> {
+/** A run of the offline model to completion, its JSON result parsed (and its workflow id). */
+async function completedRun(
+  args: string[],
+  env: Record<string, string>,
+): Promise<AgentRunResult & { workflowId: string }> {
   const workspace = await tempWorkspace('tls');
   writeFileSync(path.join(workspace, 'notes.txt'), 'hello over TLS\n');
-  const out = await durableAgent(['run', '--json', '--workspace', workspace, ...args, 'list the files here'], env);
+  const workflowId = `connection-${randomBytes(4).toString('hex')}`;
+  const flags = ['--json', '--id', workflowId, '--workspace', workspace];
+  const out = await durableAgent(['run', ...flags, ...args, 'list the files here'], env);
   if (out.code !== 0) throw new Error(`run exited ${out.code}\nstdout: ${out.stdout}\nstderr: ${out.stderr}`);
   expect(out.stderr).not.toMatch(/embedded dev server/);
-  return JSON.parse(out.stdout) as AgentRunResult;
+  return { ...(JSON.parse(out.stdout) as AgentRunResult), workflowId };
 }
 
 /** One line on stderr, `error: …`, no stack trace. */
@@ -104,16 +112,26 @@ function oneLineError(out: Outcome): string {
   return error[0]!;
 }
 
-test('TLS from environment variables: run with its inline worker completes through the TLS endpoint', async () => {
+test('TLS from environment variables: run with its inline worker completes through the TLS endpoint, codec on', async () => {
   const before = tls.forwarded();
   const result = await completedRun([], {
     TEMPORAL_ADDRESS: tls.address,
     TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert,
     TEMPORAL_TASK_QUEUE: uniqueQueue('tls-env'),
+    DURABLE_AGENT_CODEC_KEYS: `k1:${randomBytes(32).toString('base64')}`,
   });
   expect(result.exitReason).toBe('completed');
   // The client's calls and the worker's polls all went through TLS.
   expect(tls.forwarded() - before).toBeGreaterThan(5);
+  // The CLI's client encrypted the input (and the worker, which completed the run, decrypted it).
+  const connection = await Connection.connect({ address: testAddress() });
+  try {
+    const history = await new Client({ connection }).workflow.getHandle(result.workflowId).fetchHistory();
+    const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    expect(Buffer.from(input?.metadata?.encoding ?? []).toString()).toBe(ENCRYPTED_ENCODING);
+  } finally {
+    await connection.close();
+  }
 });
 
 test('mTLS from a profiles file: a dedicated worker and run --no-inline-worker complete a run', async () => {
