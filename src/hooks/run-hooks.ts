@@ -74,7 +74,6 @@ export async function runHooks(input: RunHookInput, ctx: HookRunContext): Promis
 
   for (const file of ctx.settings) {
     if (stopEarly()) break;
-    for (const warning of file.warnings) builder.report(warning);
     if (file.invalid) {
       builder.addTier([failedVerdict(input.event, file.source, `settings (${file.file})`, file.invalid)]);
       continue;
