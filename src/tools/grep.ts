@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
 import { defineTool } from './define-tool';
 import { runSearch, SEARCH_DEADLINE_MS, type GrepFileHits, type GrepQuery, type GrepResult } from './search';
-import { GREP_MAX_LINE_CHARS, MAX_PATTERN_CHARS } from './search/limits';
+import { FILE_TYPE_NAMES, fileTypeGlobs, unknownFileType } from './search/file-types';
+import { GREP_MAX_LINE_CHARS, GREP_MULTILINE_MAX_FILE_BYTES, MAX_PATTERN_CHARS } from './search/limits';
 import { describeLocation, plural, truncateLine } from './text';
 import { comparePaths } from './walk';
 import { realWorkspace, resolveInWorkspace, workspaceRelative } from './workspace';
@@ -27,7 +28,7 @@ const grepInput = z.strictObject({
     .max(MAX_PATTERN_CHARS)
     .describe(
       'Regular expression (RE2 syntax, as in ripgrep: no back-references or look-around) to search for in file ' +
-        'contents, matched line by line (e.g. "function\\s+\\w+").',
+        'contents, matched line by line unless multiline is set (e.g. "function\\s+\\w+").',
     ),
   path: z
     .string()
@@ -42,6 +43,23 @@ const grepInput = z.strictObject({
     .describe(
       'Only search files matching this glob, e.g. "*.ts" or "*.{ts,tsx}" (matched against the file name at any depth) ' +
         'or "src/**/*.ts" (contains "/": matched against the path relative to `path`). A leading "!" excludes instead.',
+    ),
+  type: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      'Only search files of this type, as ripgrep names them (e.g. "ts", "js", "py", "rust", "go", "java", "md", ' +
+        `"json", "yaml", "sh"; all: ${FILE_TYPE_NAMES.join(', ')}). Combined with glob when both are given.`,
+    ),
+  multiline: z
+    .boolean()
+    .optional()
+    .describe(
+      'Let the pattern span lines, "." matching newlines too (like rg -U --multiline-dotall); each match is ' +
+        `reported at the line where it starts. Files over ${GREP_MULTILINE_MAX_FILE_BYTES / (1024 * 1024)} MiB ` +
+        'are skipped in this mode when the pattern can span lines. Default false.',
     ),
   output_mode: z
     .enum(['content', 'files_with_matches', 'count'])
@@ -163,7 +181,7 @@ export function createGrepTool(options: GrepToolOptions = {}) {
       '"files_with_matches" (default) lists matching files, "content" shows matching lines (with optional context), ' +
       '"count" gives matching lines per file. Results are sorted by path. Hidden files are searched; binary files ' +
       'and the .git and node_modules directories are skipped; .gitignore is not applied. Filter files with glob ' +
-      '(e.g. "*.ts"). Patterns use RE2 syntax and match in linear time; a call is stopped after a time limit. ' +
+      '(e.g. "*.ts") or type (e.g. "py"); multiline lets a match span lines. Patterns use RE2 syntax and match in linear time; a call is stopped after a time limit. ' +
       'Use this rather than running grep or rg through bash.',
     inputSchema: grepInput,
     sideEffect: 'read_only',
@@ -176,6 +194,8 @@ export function createGrepTool(options: GrepToolOptions = {}) {
       if (!stat) throw new Error(`Path not found: '${shownBase}'.`);
       const baseIsFile = stat.isFile();
       if (!baseIsFile && !stat.isDirectory()) throw new Error(`'${shownBase}' is neither a file nor a directory.`);
+      const typeGlobs = input.type === undefined ? undefined : fileTypeGlobs(input.type);
+      if (input.type !== undefined && !typeGlobs) throw new Error(unknownFileType(input.type));
       const mode = input.output_mode ?? 'files_with_matches';
       const query: GrepQuery = {
         pattern: input.pattern,
@@ -187,6 +207,8 @@ export function createGrepTool(options: GrepToolOptions = {}) {
         base,
         baseIsFile,
         glob: input.glob,
+        ...(typeGlobs ? { typeGlobs: [...typeGlobs] } : {}),
+        ...(input.multiline ? { multiline: true } : {}),
       };
       const result = await runSearch<GrepResult>('grep', { kind: 'grep', query }, ctx, deadlineMs);
       if (result.binaryBase) {

@@ -68,6 +68,18 @@ export class GrepCollector {
     return line;
   }
 
+  private largeFiles = 0;
+
+  /** A file too large for multiline mode was skipped: the first few are named, the rest counted. */
+  noteLargeFile(path: string, size: string): void {
+    this.largeFiles++;
+    if (this.largeFiles <= GREP_MAX_NOTES) {
+      this.notes.push(`${path} is larger than ${size} and was not searched in multiline mode.`);
+    } else if (this.largeFiles === GREP_MAX_NOTES + 1) {
+      this.notes.push('More files were too large for multiline mode.');
+    }
+  }
+
   noteHugeLine(path: string, lineNumber: number): void {
     this.hugeLines++;
     if (this.notes.length < GREP_MAX_NOTES) {

@@ -2,7 +2,8 @@ import { closeSync } from 'node:fs';
 import * as path from 'node:path';
 import { compilePathFilter, globToRegExp } from '../glob-pattern';
 import { DEFAULT_SKIPPED_NAMES } from '../walk';
-import { GREP_CHUNK_BYTES, GREP_MAX_FILE_HITS } from './limits';
+import { GREP_CHUNK_BYTES, GREP_MAX_FILE_HITS, GREP_MULTILINE_MAX_FILE_BYTES } from './limits';
+import { canSpanLines, compileMultiline, scanWholeFile } from './multiline-scan';
 import type { GlobQuery, GlobResult, GrepQuery, GrepResult, SearchJob } from './protocol';
 import { compileGrepRegexes } from './regex';
 import { GrepCollector, scanFile } from './grep-scan';
@@ -18,7 +19,7 @@ function toPosix(p: string): string {
 }
 
 /** The glob filter as a predicate over paths relative to the search base; `!` excludes. */
-function pathFilter(glob: string | undefined): (relFromBase: string) => boolean {
+function globFilter(glob: string | undefined): (relFromBase: string) => boolean {
   if (!glob) return () => true;
   if (glob.startsWith('!')) {
     const excluded = compilePathFilter(glob.slice(1));
@@ -27,14 +28,39 @@ function pathFilter(glob: string | undefined): (relFromBase: string) => boolean 
   return compilePathFilter(glob);
 }
 
+/** The `glob` and `type` filters together: a file is searched when it passes both. */
+export function pathFilter(glob: string | undefined, typeGlobs?: readonly string[]): (relFromBase: string) => boolean {
+  const byGlob = globFilter(glob);
+  if (!typeGlobs) return byGlob;
+  // Type globs have no `/`: each is matched against the base name, as ripgrep matches them.
+  const byType = typeGlobs.map((g) => compilePathFilter(g));
+  return (p) => byGlob(p) && byType.some((matches) => matches(p));
+}
+
+/** Which engine searches a file: the streaming line engine, or the whole-file multiline engine. */
+function fileScanner(query: GrepQuery, collector: GrepCollector) {
+  if (query.multiline && canSpanLines(query.pattern)) {
+    const regex = compileMultiline(query.pattern, query.caseInsensitive);
+    return (fd: number, rel: string) => {
+      const hits = scanWholeFile(fd, rel, regex, query, collector, GREP_MULTILINE_MAX_FILE_BYTES);
+      if (hits !== 'too_big') return hits;
+      collector.noteLargeFile(rel, `${GREP_MULTILINE_MAX_FILE_BYTES / (1024 * 1024)} MiB`);
+      return undefined;
+    };
+  }
+  // A pattern that cannot match a newline finds the same lines either way: stream it.
+  const regexes = compileGrepRegexes(query.pattern, query.caseInsensitive);
+  const buffer = (chunkBuffer ??= Buffer.allocUnsafe(GREP_CHUNK_BYTES));
+  return (fd: number, rel: string) => scanFile(fd, rel, regexes, query, collector, buffer);
+}
+
 let chunkBuffer: Buffer | undefined;
 
 /** Search file contents. Throws PatternRefused for a pattern RE2 cannot run or too many hits. */
 export function runGrep(query: GrepQuery): GrepResult {
-  const regexes = compileGrepRegexes(query.pattern, query.caseInsensitive);
-  const keep = pathFilter(query.glob);
   const collector = new GrepCollector();
-  const buffer = (chunkBuffer ??= Buffer.allocUnsafe(GREP_CHUNK_BYTES));
+  const scan = fileScanner(query, collector);
+  const keep = pathFilter(query.glob, query.typeGlobs);
   const result: GrepResult = { hits: [], notes: collector.notes };
 
   const searchFile = (absolute: string, relFromBase: string) => {
@@ -43,7 +69,7 @@ export function runGrep(query: GrepQuery): GrepResult {
     if (fd === undefined) return;
     try {
       const rel = toPosix(path.relative(query.root, absolute));
-      const hits = scanFile(fd, rel, regexes, query, collector, buffer);
+      const hits = scan(fd, rel);
       if (hits === 'binary') {
         if (query.baseIsFile) result.binaryBase = true;
       } else if (hits && query.mode !== 'content' && result.hits.length >= GREP_MAX_FILE_HITS) {

@@ -43,6 +43,12 @@ export const GREP_MAX_STORED_TEXT_LINES = 20_000;
  * and 200,000 matching files no longer cross to the main thread to be sorted there.
  */
 export const GREP_MAX_FILE_HITS = 20_000;
+/**
+ * In multiline mode a match may be as long as the file, so the file is held whole: larger files
+ * are skipped with a note. The same bound as one line in line mode (patterns that cannot span
+ * lines are searched by the streaming line engine, without it).
+ */
+export const GREP_MULTILINE_MAX_FILE_BYTES = GREP_MAX_LINE_BYTES;
 /** Matched lines longer than this are cut (minified files would otherwise fill the answer). */
 export const GREP_MAX_LINE_CHARS = 500;
 /** Notes about capped lines shown at most (a file of huge lines would otherwise repeat one note). */

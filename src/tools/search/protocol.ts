@@ -17,6 +17,10 @@ export interface GrepQuery {
   base: string;
   baseIsFile: boolean;
   glob?: string;
+  /** Globs of the `type` filter (file-types.ts), matched against base names; combined with `glob`. */
+  typeGlobs?: string[];
+  /** Matches may span lines (`-U --multiline-dotall`); reported at the line where they start. */
+  multiline?: boolean;
 }
 
 export interface GrepLine {
