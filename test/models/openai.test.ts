@@ -398,3 +398,28 @@ describe('OpenAIProvider: cancellation', () => {
     await expect(provider.call(request(), context(controller.signal))).rejects.toBeInstanceOf(CancelledFailure);
   });
 });
+
+describe('the fake server', () => {
+  test('answers non-streamed requests too, tool calls and reasoning included', async () => {
+    fake.enqueue(
+      toolCalls([{ id: 'call_n', name: 'bash', arguments: { command: 'ls' } }], {
+        text: 'Listing.',
+        reasoning: 'Need the files.',
+        usage: { prompt_tokens: 7, completion_tokens: 3 },
+      }),
+    );
+    const completion = await provider.client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(completion.choices[0]).toMatchObject({
+      finish_reason: 'tool_calls',
+      message: {
+        content: 'Listing.',
+        reasoning_content: 'Need the files.',
+        tool_calls: [{ id: 'call_n', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } }],
+      },
+    });
+    expect(completion.usage).toMatchObject({ prompt_tokens: 7, completion_tokens: 3 });
+  });
+});

@@ -165,3 +165,32 @@ test('an interrupt during a streaming call cancels the stream promptly and ends 
   expect(result.exitReason).toBe('interrupted');
   expect(fake.requests).toHaveLength(1);
 });
+
+test('compaction and the closing summary work on openai: models: tool_choice none with the tools still defined', async () => {
+  fake.enqueue(
+    // Turn 1 reports a prompt near the 10,000-token window: the conversation is compacted before turn 2.
+    toolCalls([{ id: 'call_1', name: 'glob', arguments: { pattern: '*' } }], {
+      usage: { prompt_tokens: 9_000, completion_tokens: 10 },
+    }),
+    answer('Summary of the work so far.', { usage: { prompt_tokens: 900, completion_tokens: 10 } }),
+    toolCalls([{ id: 'call_2', name: 'glob', arguments: { pattern: '*' } }], {
+      usage: { prompt_tokens: 1_000, completion_tokens: 10 },
+    }),
+    // maxIterations 2 reached: the closing summary.
+    answer('Closing summary.', { usage: { prompt_tokens: 1_100, completion_tokens: 10 } }),
+  );
+  const result = await withWorker(env, { model: provider() }, async (tq) =>
+    runResult(await start(tq, { contextWindowTokens: 10_000, maxIterations: 2 })),
+  );
+  expect(result).toMatchObject({ exitReason: 'max_iterations', finalText: 'Closing summary.', iterations: 2 });
+  expect(fake.requests).toHaveLength(4);
+  const closing = [fake.requests[1]!, fake.requests[3]!];
+  for (const r of closing) {
+    expect(r.body.tool_choice).toBe('none');
+    expect(r.body.tools.length).toBeGreaterThan(0);
+  }
+  expect(fake.requests[0]!.body.tool_choice).toBe('auto');
+  expect(fake.requests[2]!.body.tool_choice).toBe('auto');
+  // Turn 2 went on from the compacted conversation, which carries the summary.
+  expect(JSON.stringify(fake.requests[2]!.body.messages)).toContain('Summary of the work so far.');
+});
