@@ -1,4 +1,4 @@
-import { assembleContext } from '../context';
+import { assembleContext, type SandboxMode } from '../context';
 import type { AssembleContextInput, AssembledContext } from '../shared/context-io';
 import type { ToolRegistry } from '../tools/registry';
 import { sandboxStatus } from '../tools/sandbox';
@@ -8,8 +8,8 @@ export interface ContextActivityDeps {
   tools: ToolRegistry;
   /** Workspace of runs that name none (the worker's working directory by default). */
   defaultWorkspace?: string;
-  /** Whether bash runs sandboxed; default: this worker's sandbox status (`DURABLE_AGENT_SANDBOX`, the machine). */
-  sandboxed?: () => boolean;
+  /** How bash runs commands; default: this worker's sandbox status (`DURABLE_AGENT_SANDBOX`, the machine). */
+  sandboxMode?: () => SandboxMode;
 }
 
 /**
@@ -18,13 +18,13 @@ export interface ContextActivityDeps {
  * (or a worker whose files changed since) sees the prompt the run started with.
  */
 export function createContextActivities(deps: ContextActivityDeps) {
-  const sandboxed = deps.sandboxed ?? (() => sandboxStatus().mode === 'bwrap');
+  const sandboxMode = deps.sandboxMode ?? (() => sandboxStatus().mode);
 
   async function assembleContextActivity(input: AssembleContextInput): Promise<AssembledContext> {
     return assembleContext(input, {
       tools: deps.tools,
       ...(deps.defaultWorkspace !== undefined ? { defaultWorkspace: deps.defaultWorkspace } : {}),
-      sandboxed: sandboxed(),
+      sandbox: sandboxMode(),
     });
   }
 

@@ -13,6 +13,7 @@ import {
   skillsSection,
   toolsSection,
   type Environment,
+  type SandboxMode,
 } from './default-prompt';
 import { readInstructions } from './instructions';
 import {
@@ -44,8 +45,8 @@ export interface AssembleDeps {
   tools: ToolRegistry;
   /** Workspace of runs that name none (the worker's working directory by default). */
   defaultWorkspace?: string;
-  /** Whether bash commands run in the sandbox on this worker. */
-  sandboxed: boolean;
+  /** How bash runs commands on this worker (sandbox/mode.ts). */
+  sandbox: SandboxMode;
 }
 
 interface Section {
@@ -175,7 +176,7 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
     startedAt: input.startedAt,
     network: input.network === true,
     shell: offered.has('bash'),
-    sandboxed: deps.sandboxed,
+    sandbox: deps.sandbox,
   };
   if (Number.isNaN(new Date(input.startedAt).getTime()))
     warn(`startedAt '${cutChars(String(input.startedAt), 40)}' is not a date`);

@@ -10,6 +10,9 @@ import { MAX_TOOL_LINE_CHARS } from './limits';
  * comes from their arguments (the date from the run's start in workflow time, never the clock).
  */
 
+/** bwrap: sandboxed; off: unsandboxed by the operator's choice; unavailable: bash refuses every command. */
+export type SandboxMode = 'bwrap' | 'off' | 'unavailable';
+
 export interface Environment {
   /** The workspace as the tools accept it (absolute). */
   workspace: string | undefined;
@@ -20,8 +23,8 @@ export interface Environment {
   network: boolean;
   /** The run offers bash. */
   shell: boolean;
-  /** Commands run in the bubblewrap sandbox (false with DURABLE_AGENT_SANDBOX=off). */
-  sandboxed: boolean;
+  /** How bash runs commands on this worker. */
+  sandbox: SandboxMode;
 }
 
 /** Tools the default prompt speaks of by name. */
@@ -75,6 +78,16 @@ export function firstSentence(description: string): string {
   return cutChars(end === -1 ? flat : flat.slice(0, end + 1), MAX_TOOL_LINE_CHARS);
 }
 
+function bashRule(env: Environment): string {
+  const network = env.network ? 'the network is reachable' : 'there is no network';
+  if (env.sandbox === 'bwrap') {
+    return `bash runs each command in a sandbox: only the workspace is writable, /tmp is private to the call, and ${network}.`;
+  }
+  if (env.sandbox === 'off')
+    return 'bash runs commands without a sandbox on this worker: act only inside the workspace.';
+  return 'bash cannot run commands on this worker (no sandbox is available): use the other tools.';
+}
+
 /** How to use the tools on offer: one line each, then the rules that concern those present. */
 export function toolsSection(specs: readonly ToolSpec[], env: Environment, protocol: 'native' | 'xml'): string {
   if (specs.length === 0) return 'You have no tools in this run: answer from what you know and what you are told.';
@@ -88,13 +101,7 @@ export function toolsSection(specs: readonly ToolSpec[], env: Environment, proto
       'Read a file with read_file before you edit it, and change part of a file with edit_file rather than rewriting it whole.',
     );
   }
-  if (names.has('bash')) {
-    rules.push(
-      env.sandboxed
-        ? `bash runs each command in a sandbox: only the workspace is writable, /tmp is private to the call, and ${env.network ? 'the network is reachable' : 'there is no network'}.`
-        : 'bash runs commands without a sandbox on this worker: act only inside the workspace.',
-    );
-  }
+  if (names.has('bash')) rules.push(bashRule(env));
   if (names.has(DONE_TOOL_NAME)) {
     rules.push(
       `When the task is completely finished, call ${DONE_TOOL_NAME} with your summary: the run ends only then.`,

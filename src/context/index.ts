@@ -3,6 +3,7 @@
  * instruction files, memory and skills, and the operator's text. See docs/context.md.
  */
 export { assembleContext, type AssembleDeps } from './assemble';
+export type { SandboxMode } from './default-prompt';
 export { parseSkillFrontmatter, SKILL_ROOTS } from './skills';
 export { INSTRUCTION_FILE_NAMES, instructionFolders } from './instructions';
 export * from './limits';

@@ -54,8 +54,8 @@ describe('the assembleContext activity', () => {
 
   test('the sandbox status comes from the worker', async () => {
     const tools = createDefaultRegistry();
-    const off = createContextActivities({ tools, defaultWorkspace: repo.ws, sandboxed: () => false });
-    const on = createContextActivities({ tools, defaultWorkspace: repo.ws, sandboxed: () => true });
+    const off = createContextActivities({ tools, defaultWorkspace: repo.ws, sandboxMode: () => 'off' });
+    const on = createContextActivities({ tools, defaultWorkspace: repo.ws, sandboxMode: () => 'bwrap' });
     expect((await runActivity(off.assembleContext, input())).system).toContain('bash runs commands without a sandbox');
     expect((await runActivity(on.assembleContext, input())).system).toContain('bash runs each command in a sandbox');
   });

@@ -107,8 +107,10 @@ describe('the assembled system prompt', () => {
     expect(some.system).toContain('Network: commands may use the network.');
     expect(some.warnings).toEqual(['tools not on this worker are not described: nope']);
 
-    const unsandboxed = await assemble(ws, { toolNames: ['bash'] }, false);
+    const unsandboxed = await assemble(ws, { toolNames: ['bash'] }, 'off');
     expect(unsandboxed.system).toContain('bash runs commands without a sandbox on this worker');
+    const unavailable = await assemble(ws, { toolNames: ['bash'] }, 'unavailable');
+    expect(unavailable.system).toContain('bash cannot run commands on this worker (no sandbox is available)');
     const none = await assemble(ws, { toolNames: [] });
     expect(none.system).toContain('You have no tools in this run');
     expect(none.system).toContain('There is no MEMORY.md in the workspace yet.');

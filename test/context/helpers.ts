@@ -1,6 +1,6 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
 import * as path from 'node:path';
-import { assembleContext } from '../../src/context';
+import { assembleContext, type SandboxMode } from '../../src/context';
 import type { AssembleContextInput, AssembledContext } from '../../src/shared/context-io';
 import { createDefaultRegistry } from '../../src/tools';
 import { makeTempDir, writeTree } from '../tools/helpers';
@@ -13,11 +13,11 @@ const registry = createDefaultRegistry();
 export function assemble(
   workspace: string,
   input: Partial<AssembleContextInput> = {},
-  sandboxed = true,
+  sandbox: SandboxMode = 'bwrap',
 ): Promise<AssembledContext> {
   return assembleContext(
     { workspace, startedAt: '2001-02-03T04:05:06.000Z', model: 'claude-sonnet-5-5', ...input },
-    { tools: registry, sandboxed },
+    { tools: registry, sandbox },
   );
 }
 
