@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { utf8Length } from '../../src/shared/bounds';
 import { MAX_SYSTEM_PROMPT_BYTES } from '../../src/shared/constants';
 import { MAX_MEMORY_BYTES } from '../../src/context';
@@ -186,5 +187,31 @@ describe('the assembled system prompt', () => {
     expect(ctx.warnings).toEqual([
       expect.stringMatching(/^workspace not read: The workspace directory .* does not exist\.$/),
     ]);
+  });
+});
+
+describe('the bound', () => {
+  test('whatever the sizes and characters of the files and the --system text, the prompt fits in MAX_SYSTEM_PROMPT_BYTES', async () => {
+    const sizes = fc.integer({ min: 0, max: 40_000 });
+    const unit = fc.constantFrom('a', 'é', '€', '😀', 'line\n');
+    await fc.assert(
+      fc.asyncProperty(
+        sizes,
+        sizes,
+        fc.integer({ min: 0, max: MAX_SYSTEM_PROMPT_BYTES }),
+        unit,
+        async (a, m, u, ch) => {
+          writeTree(ws, { 'AGENTS.md': ch.repeat(a), 'MEMORY.md': ch.repeat(m) });
+          const user = ch.repeat(Math.floor(u / utf8Length(ch)));
+          const ctx = await assemble(ws, { systemPrompt: user });
+          expect(utf8Length(ctx.system)).toBeLessThanOrEqual(MAX_SYSTEM_PROMPT_BYTES);
+          const sum = ctx.sources.reduce((total, s) => total + s.bytes, 0) + 2 * (ctx.sources.length - 1);
+          expect(sum).toBe(utf8Length(ctx.system));
+          // The operator's text is kept whole whenever it leaves room for its heading.
+          if (utf8Length(user) <= MAX_SYSTEM_PROMPT_BYTES - 64) expect(ctx.system.endsWith(user)).toBe(true);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 });
