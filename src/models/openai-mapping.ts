@@ -104,6 +104,9 @@ const FINISH_REASONS: Record<string, StopReason> = {
   content_filter: 'refusal',
 };
 
+/** Ids and names from the server are cut to this: a hostile server's 1 GB id must not reach history. */
+const MAX_NAME_CHARS = 256;
+
 interface ToolCallSlot {
   id: string;
   name: string;
@@ -130,8 +133,10 @@ export class ChunkAccumulator {
   /** Adds one chunk; returns the text and reasoning it carried, for progress events. */
   add(chunk: unknown): { text: string; thinking: string } {
     if (!isRecord(chunk)) throw malformed('a stream chunk is not a JSON object');
-    if (typeof chunk.id === 'string' && !this.id) this.id = chunk.id;
-    if (typeof chunk.model === 'string' && chunk.model && !this.model) this.model = chunk.model;
+    // Names the server chose are cut: they are recorded with the answer.
+    if (typeof chunk.id === 'string' && !this.id) this.id = chunk.id.slice(0, MAX_NAME_CHARS);
+    if (typeof chunk.model === 'string' && chunk.model && !this.model)
+      this.model = chunk.model.slice(0, MAX_NAME_CHARS);
     if (isRecord(chunk.usage)) this.addUsage(chunk.usage);
     const choices = chunk.choices ?? [];
     if (!Array.isArray(choices)) throw malformed('a stream chunk has no choices array');
@@ -169,8 +174,8 @@ export class ChunkAccumulator {
         this.slotOfIndex.set(index, at);
       }
       const slot = this.calls[at]!;
-      if (id && !slot.id) slot.id = id;
-      if (typeof fn.name === 'string' && !slot.name) slot.name = fn.name;
+      if (id && !slot.id) slot.id = id.slice(0, MAX_NAME_CHARS);
+      if (typeof fn.name === 'string' && !slot.name) slot.name = fn.name.slice(0, MAX_NAME_CHARS);
       const args =
         typeof fn.arguments === 'string' ? fn.arguments : isRecord(fn.arguments) ? JSON.stringify(fn.arguments) : '';
       slot.arguments += args;
