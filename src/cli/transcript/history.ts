@@ -83,9 +83,21 @@ async function historyPage(
   }
 }
 
+/** A payload this client cannot decode (encrypted with a key it lacks, say): the transcript stops, saying so. */
+export class UndecodablePayload extends Error {
+  override readonly name = 'UndecodablePayload';
+}
+
 async function decode(client: Client, payloads: Payload[] | null | undefined): Promise<unknown> {
   if (!payloads || payloads.length === 0) return undefined;
-  return decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads);
+  try {
+    return await decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads);
+  } catch (err) {
+    throw new UndecodablePayload(
+      `cannot decode the run's history with this client's data converter (${err instanceof Error ? err.message : String(err)}); ` +
+        'if the run was recorded with an encryption codec, set DURABLE_AGENT_CODEC_KEYS to its keys',
+    );
+  }
 }
 
 async function decodeEvent(
