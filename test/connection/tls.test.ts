@@ -9,14 +9,13 @@ import { Client, Connection } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import { ENCRYPTED_ENCODING } from '../../src/codec';
 import type { AgentRunResult } from '../../src/shared';
-import { spawnTs } from '../support/worker-harness';
 import { tempWorkspace, testAddress, uniqueQueue } from '../support/temporal';
 import { createTestPki, type TestPki } from './certs';
+import { ConnectionProcesses, oneLineError, outcome } from './processes';
 import { startTlsFront, type TlsFront } from './tls-front';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 
 jest.setTimeout(180_000);
 
@@ -25,7 +24,6 @@ let tls: TlsFront;
 let mtls: TlsFront;
 let keyed: TlsFront;
 let configDir: string;
-const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   pki = createTestPki();
@@ -36,57 +34,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  processes.killAll();
   await Promise.all([tls?.close(), mtls?.close(), keyed?.close()]);
 });
 
-/** This process's environment without any Temporal connection setting, and no profiles file. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('TEMPORAL_')) env[key] = value;
-  return { ...env, XDG_CONFIG_HOME: configDir, ANTHROPIC_API_KEY: '', DURABLE_AGENT_MODEL: 'offline-demo' };
-}
-
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function spawnEntry(entry: string, args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawnTs(path.join(__dirname, entry), args, { ...cleanEnv(), ...env });
-  children.push(child);
-  return child;
-}
-
-function outcome(child: ChildProcess): Promise<Outcome> {
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-}
-
-/** `durable-agent <args>` from source with only `env` as its Temporal settings. */
-const durableAgent = (args: string[], env: Record<string, string>) => outcome(spawnEntry('cli-entry.ts', args, env));
-
-/** A dedicated worker (worker-entry.ts); resolves once it polls, or rejects with what it printed. */
-async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawnEntry('worker-entry.ts', [], {
-    DA_TEST_WORKFLOW_BUNDLE: process.env.DA_TEST_WORKFLOW_BUNDLE!,
-    ...env,
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (c: Buffer) => {
-      output += c.toString();
-      if (/Worker polling task queue/.test(output)) resolve();
-    });
-    child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
-    child.on('exit', (code) => reject(new Error(`worker exited ${code}: ${output}`)));
-  });
-  return child;
-}
+const processes = new ConnectionProcesses(() => ({ XDG_CONFIG_HOME: configDir }));
 
 /** A run of the offline model to completion, its JSON result parsed (and its workflow id). */
 async function completedRun(
@@ -97,19 +49,10 @@ async function completedRun(
   writeFileSync(path.join(workspace, 'notes.txt'), 'hello over TLS\n');
   const workflowId = `connection-${randomBytes(4).toString('hex')}`;
   const flags = ['--json', '--id', workflowId, '--workspace', workspace];
-  const out = await durableAgent(['run', ...flags, ...args, 'list the files here'], env);
+  const out = await processes.durableAgent(['run', ...flags, ...args, 'list the files here'], env);
   if (out.code !== 0) throw new Error(`run exited ${out.code}\nstdout: ${out.stdout}\nstderr: ${out.stderr}`);
   expect(out.stderr).not.toMatch(/embedded dev server/);
   return { ...(JSON.parse(out.stdout) as AgentRunResult), workflowId };
-}
-
-/** One line on stderr, `error: …`, no stack trace. */
-function oneLineError(out: Outcome): string {
-  const lines = out.stderr.trim().split('\n');
-  expect(lines.filter((l) => /^\s+at /.test(l))).toEqual([]);
-  const error = lines.filter((l) => l.startsWith('error: '));
-  expect(error).toHaveLength(1);
-  return error[0]!;
 }
 
 test('TLS from environment variables: run with its inline worker completes through the TLS endpoint, codec on', async () => {
@@ -149,7 +92,7 @@ test('mTLS from a profiles file: a dedicated worker and run --no-inline-worker c
     ].join('\n'),
   );
   const taskQueue = uniqueQueue('mtls-profile');
-  const worker = await startWorker({
+  const worker = await processes.startWorker({
     TEMPORAL_CONFIG_FILE: file,
     DA_TEST_PROFILE: 'secure',
     TEMPORAL_TASK_QUEUE: taskQueue,
@@ -169,7 +112,7 @@ test('mTLS from a profiles file: a dedicated worker and run --no-inline-worker c
 });
 
 test('a server certificate from another CA: run fails with one line naming the connection', async () => {
-  const out = await durableAgent(['run', 'hello'], {
+  const out = await processes.durableAgent(['run', 'hello'], {
     TEMPORAL_ADDRESS: tls.address,
     TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.otherCaCert,
   });
@@ -184,7 +127,7 @@ test('a server certificate from another CA: run fails with one line naming the c
 });
 
 test('mTLS without a client certificate, or with one from another CA: refused, one readable line', async () => {
-  const noCert = await durableAgent(['status', 'any-run'], {
+  const noCert = await processes.durableAgent(['status', 'any-run'], {
     TEMPORAL_ADDRESS: mtls.address,
     TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert,
   });
@@ -195,7 +138,7 @@ test('mTLS without a client certificate, or with one from another CA: refused, o
         'the server requires a client certificate',
     ),
   );
-  const stranger = await durableAgent(['status', 'any-run'], {
+  const stranger = await processes.durableAgent(['status', 'any-run'], {
     TEMPORAL_ADDRESS: mtls.address,
     TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert,
     TEMPORAL_TLS_CLIENT_CERT_PATH: pki.strangerCert,
@@ -208,7 +151,10 @@ test('mTLS without a client certificate, or with one from another CA: refused, o
   expect(mtls.refusedHandshakes.join('\n')).toMatch(/certificate/i);
   // The worker side (the SDK's Rust core) refuses the same way.
   const worker = await outcome(
-    spawnEntry('worker-entry.ts', [], { TEMPORAL_ADDRESS: mtls.address, TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert }),
+    processes.spawn('worker-entry.ts', [], {
+      TEMPORAL_ADDRESS: mtls.address,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert,
+    }),
   );
   expect(worker.code).toBe(1);
   expect(oneLineError(worker)).toMatch(
@@ -231,7 +177,7 @@ test('an API key goes as authorization: Bearer on every call of client and worke
   expect(new Set(seen)).toEqual(new Set(['Bearer test-api-key-4242']));
   expect(keyed.headerNames.has('x-team')).toBe(true);
 
-  const wrong = await durableAgent(['status', 'any-run'], {
+  const wrong = await processes.durableAgent(['status', 'any-run'], {
     TEMPORAL_ADDRESS: keyed.address,
     TEMPORAL_API_KEY: 'not-the-key',
     TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert,
@@ -255,7 +201,7 @@ test('settings that cannot be used: one line and exit code 2 before anything con
     ],
   ];
   for (const [env, expected] of cases) {
-    const out = await durableAgent(['status', 'any-run'], env);
+    const out = await processes.durableAgent(['status', 'any-run'], env);
     expect(oneLineError(out)).toMatch(expected);
     expect(out.code).toBe(2);
   }
