@@ -131,7 +131,7 @@ export function createActivities(deps: ActivityDeps) {
     const workspace = input.workspace ?? deps.defaultWorkspace ?? process.cwd();
     const result = await runToolOnce(input, workspace, ctx);
     if (input.conversationId) conversations.putToolResult(input.conversationId, input.toolUseId, result);
-    return result;
+    return ctx.info.isLocal && deps.workerQueue ? { ...result, workerQueue: deps.workerQueue } : result;
   }
 
   async function runToolOnce(input: RunToolInput, workspace: string, ctx: Context): Promise<RunToolOutput> {
@@ -197,7 +197,8 @@ export function createActivities(deps: ActivityDeps) {
     const hooks = await hookActivities.hookEvents({
       ...(input.context.workspace ? { workspace: input.context.workspace } : {}),
     });
-    return { context, hooks };
+    const local = Context.current().info.isLocal && deps.workerQueue;
+    return { context, hooks, ...(local ? { workerQueue: deps.workerQueue } : {}) };
   }
 
   return { callModel, summarizeRun, runTool, prepareRun, runHook: hookActivities.runHook };

@@ -66,6 +66,12 @@ export interface RunToolInput {
 export interface RunToolOutput {
   content: string;
   isError: boolean;
+  /**
+   * Local activities only: the task queue of the worker that ran it, which is the worker running the
+   * workflow. The run moves its model calls there, so the conversation, the tool results and the
+   * workflow share one worker's cache (DESIGN.md §5).
+   */
+  workerQueue?: string;
 }
 
 /** Input of `prepareRun`, the one activity at a run's start (patched 'run-context'). */
@@ -76,4 +82,6 @@ export interface PrepareRunInput {
 export interface PrepareRunOutput {
   context: AssembledContext;
   hooks: HookPlan;
+  /** A local activity: the queue of the worker running the workflow, where the first model call goes. */
+  workerQueue?: string;
 }

@@ -224,6 +224,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const start = async (): Promise<LoopExit | undefined> => {
     prepared = await prepareRun(input, resume, flags.context, settings, emit);
     modelCalls.useSystem(prepared.system);
+    modelCalls.followWorkflow(prepared.workerQueue);
     hooks.enable(prepared.hookEvents);
     board.showDetails();
     const blocked = resume ? undefined : await intake.screenPrompt(input.prompt);

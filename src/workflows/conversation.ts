@@ -77,6 +77,12 @@ export class Conversation {
     this.cachedToolResults.add(toolUseId);
   }
 
+  /** The next call goes to a worker without the conversation: it travels whole, inline. */
+  resendInFull(): void {
+    this.syncedLength = 0;
+    this.cachedToolResults.clear();
+  }
+
   /** The result sent differs from what the worker cached (hook notes added): it travels inline. */
   forgetToolResult(toolUseId: string): void {
     this.cachedToolResults.delete(toolUseId);

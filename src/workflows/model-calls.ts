@@ -47,6 +47,8 @@ export class ModelCalls {
   /** The task queue of the worker holding the conversation, if any. */
   workerQueue: string | undefined;
   private systemHash: string | undefined;
+  /** Worker queues that did not take a call in time: not followed again in this execution. */
+  private readonly abandoned = new Set<string>();
 
   constructor(
     private readonly activities: ActivityInterfaceFor<Pick<Activities, 'callModel' | 'summarizeRun'>>,
@@ -57,6 +59,19 @@ export class ModelCalls {
   ) {
     this.workerQueue = workerQueue;
     this.useSystem(settings.system);
+  }
+
+  /**
+   * The workflow runs on the worker with this queue (a local activity said so). Calls follow it
+   * there, so the conversation, the results of local tools and the workflow share one worker's
+   * cache: a worker that does not hold the conversation gets it in full at once, with no failed
+   * delta attempt first (runs with 'run-context'; DESIGN.md §5).
+   */
+  followWorkflow(queue: string | undefined): void {
+    if (!queue || !this.settings.sticky || !this.settings.systemOnce || queue === this.workerQueue) return;
+    if (this.abandoned.has(queue)) return;
+    this.workerQueue = queue;
+    this.conversation.resendInFull();
   }
 
   /** The system prompt of every later call (the one assembled at run start). */
@@ -122,6 +137,7 @@ export class ModelCalls {
     } catch (err) {
       if (!isScheduleToStartTimeout(err)) throw err;
       if (this.workerQueue === queue) this.workerQueue = undefined;
+      this.abandoned.add(queue);
       this.emit({ kind: 'notice', message: `worker queue ${queue} did not take the call; using the shared queue` });
       return fallback(err instanceof ActivityFailure ? err.identity || undefined : undefined);
     }

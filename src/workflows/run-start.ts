@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DONE_TOOL_NAME, cutChars, utf8Length, type RunContinuation, type RunEventInput } from '../shared';
 import type { ParsedInput } from './settings';
@@ -12,6 +12,8 @@ export interface Prepared {
   /** What was assembled (runs with 'run-context'); carried across continue-as-new. */
   context?: RunContext;
   hookEvents: string[];
+  /** The queue of the worker running the workflow (prepareRun is a local activity): the first model call goes there. */
+  workerQueue?: string;
 }
 
 /**
@@ -31,7 +33,8 @@ export async function prepareRun(
   if (resume?.context) {
     return { system: resume.context.system, context: resume.context, hookEvents: resume.hookEvents ?? [] };
   }
-  const { prepareRun: prepare } = proxyActivities<Activities>({
+  // A local activity: it runs where the workflow runs, which tells the run where to keep its conversation.
+  const { prepareRun: prepare } = proxyLocalActivities<Activities>({
     startToCloseTimeout: '2 minutes',
     retry: { initialInterval: '1 second', maximumAttempts: 5 },
   });
@@ -57,7 +60,12 @@ export async function prepareRun(
   };
   for (const warning of context.warnings) emit({ kind: 'notice', message: `context: ${warning}` });
   for (const report of prepared.hooks.reports.slice(0, 20)) emit({ kind: 'notice', message: `hooks: ${report}` });
-  return { system: context.system, context, hookEvents: [...prepared.hooks.events] };
+  return {
+    system: context.system,
+    context,
+    hookEvents: [...prepared.hooks.events],
+    ...(prepared.workerQueue ? { workerQueue: prepared.workerQueue } : {}),
+  };
 }
 
 /** One line for the run's details: what the system prompt was assembled from. */

@@ -232,7 +232,12 @@ export class ToolDispatch {
     const local = s.flags.workerLocalTools
       ? this.reportedLocalTools.has(toolUse.name)
       : s.flags.localReadTools && BUILTIN_SIDE_EFFECTS[toolUse.name] === 'read_only';
-    if (local) return this.local.runTool.executeWithOptions({ summary }, [args]);
+    if (local) {
+      return this.local.runTool.executeWithOptions({ summary }, [args]).then((result) => {
+        this.modelCalls.followWorkflow(result.workerQueue);
+        return result;
+      });
+    }
     return this.modelCalls.onWorker(
       (options: ActivityOptions | Record<string, never>) =>
         this.remote.runTool.executeWithOptions({ summary, ...options }, [args]),

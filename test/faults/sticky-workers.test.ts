@@ -33,12 +33,20 @@ test('with two workers a run keeps calling the one that holds its conversation: 
     (e) => e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type === CACHE_MISS_ERROR_TYPE,
   );
   expect(misses).toHaveLength(0);
-  const queues = events
+  const calls = events
     .map((e) => e.activityTaskScheduledEventAttributes)
-    .filter((a) => a?.activityType?.name === 'callModel')
-    .map((a) => a?.taskQueue?.name ?? '');
-  // The first call goes to the shared queue; every later one to one worker's own queue.
-  expect(queues[0]).toBe(suite.taskQueue);
-  expect(new Set(queues.slice(1)).size).toBe(1);
-  expect(queues[1]?.startsWith(`${suite.taskQueue}@`)).toBe(true);
+    .filter((a) => a?.activityType?.name === 'callModel');
+  const queues = calls.map((a) => a?.taskQueue?.name ?? '');
+  // Run start (a local activity) tells the run which worker runs its workflow: every call goes to
+  // that worker's own queue, where the local tools' results are cached too.
+  expect(new Set(queues).size).toBe(1);
+  expect(queues[0]?.startsWith(`${suite.taskQueue}@`)).toBe(true);
+  // So the conversation travels whole once, at the first call, and as a delta after.
+  const full = calls.map((a) => {
+    const input = JSON.parse(Buffer.from(a!.input!.payloads![0]!.data!).toString()) as {
+      conversation: { full: boolean };
+    };
+    return input.conversation.full;
+  });
+  expect(full).toEqual([true, ...Array(n).fill(false)]);
 });
