@@ -1,13 +1,11 @@
 import { Context } from '@temporalio/activity';
 import {
   eventsWithHooks,
-  loadWorkerSettings,
-  loadWorkspaceSettings,
+  loadRunSettings,
   runHooks,
   unknownToolWarnings,
   workerSettingsPath,
   type FunctionHooks,
-  type LoadedSettings,
 } from '../hooks';
 import {
   HOOK_HEARTBEAT_INTERVAL_MS,
@@ -48,10 +46,7 @@ export function createHookActivities(deps: HookActivityDeps = {}) {
   const workspaceOf = (input: { workspace?: string }) => input.workspace ?? deps.defaultWorkspace ?? process.cwd();
 
   /** The workspace's settings first: its hooks run first, so the operator's see what they rewrote. */
-  async function loadSettings(workspace: string): Promise<LoadedSettings[]> {
-    const files = await Promise.all([loadWorkspaceSettings(workspace), loadWorkerSettings(settingsFile)]);
-    return files.filter((f): f is LoadedSettings => f !== undefined);
-  }
+  const loadSettings = (workspace: string) => loadRunSettings(workspace, settingsFile);
 
   async function hookEvents(input: HookEventsInput = {}): Promise<HookPlan> {
     const settings = await loadSettings(workspaceOf(input ?? {}));

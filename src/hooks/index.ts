@@ -8,6 +8,7 @@ export { hookEnv, MAX_HOOK_OUTPUT_BYTES, runCommandHook, type CommandOutcome, ty
 export { compileMatcher, type ToolMatcher } from './matcher';
 export { eventPayload, eventsWithHooks, MAX_UPDATED_INPUT_BYTES, runHooks, type HookRunContext } from './run-hooks';
 export {
+  loadRunSettings,
   loadWorkerSettings,
   loadWorkspaceSettings,
   MAX_HOOKS_PER_EVENT,

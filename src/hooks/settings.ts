@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { HOOK_EVENTS, MAX_HOOK_TIMEOUT_MS, type HookEventName } from '../shared/hooks-io';
 import { openRegularFile, withLocated } from '../tools/safe-fs';
+import { isInside } from '../tools/workspace';
 import { compileMatcher, matcherNames, type ToolMatcher } from './matcher';
 import type { HookSource } from './types';
 
@@ -168,8 +169,11 @@ export async function loadWorkerSettings(file: string): Promise<LoadedSettings |
  * symlinks leading outside refused, only a regular file of bounded size (the model can write this
  * file, or make it a FIFO, a device or a link to a secret).
  */
-export async function loadWorkspaceSettings(workspace: string): Promise<LoadedSettings | undefined> {
-  const shown = path.join(workspace, WORKSPACE_SETTINGS_PATH);
+export async function loadWorkspaceSettings(
+  workspace: string,
+  relative = WORKSPACE_SETTINGS_PATH,
+): Promise<LoadedSettings | undefined> {
+  const shown = path.join(workspace, relative);
   try {
     await fs.lstat(shown);
   } catch (error) {
@@ -178,7 +182,7 @@ export async function loadWorkspaceSettings(workspace: string): Promise<LoadedSe
   }
   let text: string | undefined;
   try {
-    text = await withLocated(workspace, WORKSPACE_SETTINGS_PATH, { followLinks: true }, async (located) => {
+    text = await withLocated(workspace, relative, { followLinks: true }, async (located) => {
       if (!located.stat) return undefined;
       const { handle, stat } = await openRegularFile(located);
       try {
@@ -194,6 +198,35 @@ export async function loadWorkspaceSettings(workspace: string): Promise<LoadedSe
     return invalidFile('workspace', shown, (error as Error).message);
   }
   return text === undefined ? undefined : parseSettings(text, 'workspace', shown);
+}
+
+/**
+ * Both files for a run, the workspace's first. A worker file that lies in the workspace (the worker's
+ * home used as the workspace, or `DURABLE_AGENT_SETTINGS` pointing into it) is a file the model can
+ * write: it is read as a workspace file (sandboxed hooks that cannot allow), once, and said so.
+ */
+export async function loadRunSettings(workspace: string, workerFile: string): Promise<LoadedSettings[]> {
+  let realRoot: string | undefined;
+  let realWorker: string | undefined;
+  try {
+    realRoot = await fs.realpath(workspace);
+    realWorker = await fs.realpath(workerFile);
+  } catch {
+    // No workspace (the run fails on its own) or no worker file (nothing to place).
+  }
+  const files: (LoadedSettings | undefined)[] = [await loadWorkspaceSettings(workspace)];
+  if (realRoot !== undefined && realWorker !== undefined && isInside(realRoot, realWorker)) {
+    const relative = path.relative(realRoot, realWorker);
+    const why =
+      `the worker settings file ${workerFile} lies in the run's workspace, which the model can write: ` +
+      'its hooks run as workspace hooks (sandboxed, and their allow grants nothing)';
+    const inside = relative === WORKSPACE_SETTINGS_PATH ? files[0] : await loadWorkspaceSettings(realRoot, relative);
+    if (inside) inside.warnings.push(why);
+    if (inside !== files[0]) files.push(inside);
+  } else {
+    files.push(await loadWorkerSettings(workerFile));
+  }
+  return files.filter((f): f is LoadedSettings => f !== undefined);
 }
 
 function invalidFile(source: LoadedSettings['source'], file: string, why: string): LoadedSettings {
