@@ -2,7 +2,14 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { transcriptCommand, type Transcript } from '../../src/cli/transcript';
 import { ScriptedModel, delayed, text, toolUse, type ScriptStep } from '../../src/models/scripted';
-import { interruptSignal, type Message, type ModelRequest } from '../../src/shared';
+import {
+  SUMMARY_INSTRUCTION,
+  endSessionUpdate,
+  interruptSignal,
+  sendMessageUpdate,
+  type Message,
+  type ModelRequest,
+} from '../../src/shared';
 import { createDefaultRegistry } from '../../src/tools';
 import { waitForState } from '../support/run-helpers';
 import { withWorker } from '../support/temporal';
@@ -147,6 +154,58 @@ test('a compaction is marked where the summary replaced the earlier turns, and b
   expect(markdown).toContain('**Compaction**: the 5 messages above were replaced by a summary');
   expect(markdown.indexOf('**Compaction**')).toBeLessThan(markdown.indexOf('### 6 · user'));
   expect(markdown.indexOf('**Compaction**')).toBeGreaterThan(markdown.indexOf('### 5 · user'));
+});
+
+test('a run at its iteration limit ends with the closing summary, kept apart from the conversation', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_1', name: 'lines', input: { count: 1, tag: 'one' } }]),
+    toolUse([{ id: 'toolu_2', name: 'lines', input: { count: 1, tag: 'two' } }]),
+    text('Closing: read one and two.'),
+  ]);
+  const handle = await withWorker(suite.env, { model, deps: { tools: registryWithLines() } }, async (tq) => {
+    const h = await start(tq, { maxIterations: 2 });
+    await h.result();
+    return h;
+  });
+  const { json, markdown } = await transcriptOf(handle.workflowId);
+  const closing = model.requests[2]!;
+  expect(isClosing(closing)).toBe(true);
+  // The closing call saw the whole conversation, its instruction added to the last user turn; the
+  // transcript keeps the conversation without the instruction, and the tool results of the last turn.
+  const withoutInstruction = structuredClone(closing.messages);
+  const last = withoutInstruction.at(-1)!;
+  expect((last.content as Array<{ text?: string }>).pop()).toEqual({ type: 'text', text: SUMMARY_INSTRUCTION });
+  expect(json.messages).toEqual(withoutInstruction);
+  expect(JSON.stringify(json.messages.at(-1))).toContain('two line 1');
+  expect(json.closingSummary).toEqual({
+    atIndex: json.messages.length,
+    content: [{ type: 'text', text: 'Closing: read one and two.' }],
+  });
+  expect(json.result).toMatchObject({ exitReason: 'max_iterations' });
+  expect(markdown).toMatch(
+    /### Closing summary \(iteration limit; not part of the conversation\)\n\nClosing: read one and two\./,
+  );
+});
+
+test('a session shows every message it was sent, in order', async () => {
+  const model = new ScriptedModel([text('First.'), text('Second.')]);
+  const handle = await withWorker(suite.env, { model }, async (tq) => {
+    const h = await start(tq, { session: true, prompt: 'hello' });
+    await waitForState(h, (s) => s.status === 'awaiting_input');
+    await h.executeUpdate(sendMessageUpdate, { args: [{ message: 'and more' }] });
+    await waitForState(h, (s) => s.status === 'awaiting_input' && s.iteration === 2);
+    await h.executeUpdate(endSessionUpdate, { args: [{}] });
+    await h.result();
+    return h;
+  });
+  const { json } = await transcriptOf(handle.workflowId);
+  expect(json.messages).toEqual([
+    { role: 'user', content: 'hello' },
+    { role: 'assistant', content: [{ type: 'text', text: 'First.' }] },
+    ...model.requests[1]!.messages.slice(2),
+    { role: 'assistant', content: [{ type: 'text', text: 'Second.' }] },
+  ]);
+  expect(JSON.stringify(json.messages[2])).toContain('and more');
 });
 
 test('a running run shows what is recorded so far', async () => {
