@@ -85,12 +85,20 @@ test('model calls carry only the new messages: history records each tool output 
   for (let i = 1; i <= n; i++) expect(lastRequest).toContain(`out${i}:xxxx`);
 
   const events = await historyOf(id);
-  const modelInputs = events
-    .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
-    .map((e) => payloadBytes(e.activityTaskScheduledEventAttributes?.input?.payloads));
+  const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel');
+  const modelInputs = scheduled.map((e) => payloadBytes(e.activityTaskScheduledEventAttributes?.input?.payloads));
   expect(modelInputs).toHaveLength(n + 1);
+  // The system prompt travels once, with the first (full) call; later calls send only its hash.
+  const systems = scheduled.map((e) => {
+    const data = e.activityTaskScheduledEventAttributes?.input?.payloads?.[0]?.data;
+    return (JSON.parse(Buffer.from(data!).toString()) as { system?: string }).system;
+  });
+  expect(systems[0]?.length).toBeGreaterThan(100);
+  expect(systems.slice(1).every((s) => s === undefined)).toBe(true);
   // Tool results travel by reference: no model call input holds a tool output.
-  for (const bytes of modelInputs) expect(bytes).toBeLessThan(2048);
+  modelInputs.forEach((bytes, i) =>
+    expect(bytes - (i === 0 ? Buffer.byteLength(JSON.stringify(systems[0])) : 0)).toBeLessThan(2048),
+  );
   const total = events.reduce(
     (sum, e) =>
       sum +
