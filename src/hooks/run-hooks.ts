@@ -136,7 +136,7 @@ async function runSettingsHook(
     timeoutMs: Math.min(hook.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS),
     signal: ctx.signal,
     // The model can write the workspace's settings: its hooks get no more than the model's bash has.
-    ...(hook.source === 'workspace' ? { sandbox: { status: ctx.sandbox, network: ctx.network === true } } : {}),
+    ...(hook.sandboxed ? { sandbox: { status: ctx.sandbox, network: ctx.network === true } } : {}),
   });
   return commandVerdict(event, hook.source, label, outcome);
 }

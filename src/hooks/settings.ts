@@ -39,6 +39,8 @@ const hookSchema = z.looseObject({
     .positive()
     .max(MAX_HOOK_TIMEOUT_MS / 1000)
     .optional(),
+  /** durable-agent's own key: run this worker hook in the bash sandbox (workspace hooks always are). */
+  sandbox: z.boolean().optional(),
 });
 const groupSchema = z.looseObject({
   matcher: z.string().optional(),
@@ -57,6 +59,8 @@ export interface SettingsHook {
   command?: string;
   unsupported?: string;
   timeoutMs?: number;
+  /** Runs in the bash tool's sandbox: every workspace hook, and worker hooks with `"sandbox": true`. */
+  sandboxed: boolean;
   /** The matcher as written, for the tool-name check. */
   matcher?: string;
 }
@@ -110,7 +114,12 @@ export function parseSettings(text: string, source: LoadedSettings['source'], fi
         return { ...empty, invalid: `${file}: ${event}: ${(error as Error).message}` };
       }
       for (const hook of group.hooks) {
-        const base = { source, matches, ...(group.matcher !== undefined ? { matcher: group.matcher } : {}) };
+        const base = {
+          source,
+          matches,
+          sandboxed: source === 'workspace' || hook.sandbox === true,
+          ...(group.matcher !== undefined ? { matcher: group.matcher } : {}),
+        };
         if (hook.type !== 'command' || hook.command === undefined) {
           const what =
             hook.type === 'command' ? 'a command hook without a command' : `hooks of type '${hook.type.slice(0, 40)}'`;

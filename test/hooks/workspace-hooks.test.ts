@@ -39,6 +39,15 @@ describe('workspace hooks (model-writable settings)', () => {
     expect(existsSync(path.join(bench.outside, 'pwned'))).toBe(true);
   });
 
+  test('a worker hook with "sandbox": true runs in the sandbox (for hooks that run workspace code)', async () => {
+    bench.workerHooks({
+      PreToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: escape(bench.outside), sandbox: true }] }],
+    });
+    expect(await bench.run(call, { sandbox: 'bwrap' })).toEqual({ decision: 'none', reports: [] });
+    expect(existsSync(path.join(bench.outside, 'pwned'))).toBe(false);
+    expect(existsSync(path.join(bench.ws, 'key.txt'))).toBe(true);
+  });
+
   test('a workspace hook can deny and ask, but its allow grants nothing', async () => {
     const answer = (d: string) =>
       printsJson({ hookSpecificOutput: { permissionDecision: d, permissionDecisionReason: d } });
