@@ -1,7 +1,9 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { transcriptCommand, type Transcript } from '../../src/cli/transcript';
-import { ScriptedModel, delayed, text, toolUse, type ScriptStep } from '../../src/models/scripted';
+import { ApplicationFailure } from '@temporalio/common';
+import { ScriptedModel, delayed, fail, text, toolUse, type ScriptStep } from '../../src/models/scripted';
+import { ErrorTypes } from '../../src/shared/constants';
 import {
   SUMMARY_INSTRUCTION,
   endSessionUpdate,
@@ -223,6 +225,23 @@ test('a running run shows what is recorded so far', async () => {
     await handle.signal(interruptSignal, { reason: 'test over' });
     await handle.result();
   });
+});
+
+test('a failed run shows its messages and why it failed', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_1', name: 'lines', input: { count: 1, tag: 'before' } }]),
+    fail(ApplicationFailure.nonRetryable('the provider said no', ErrorTypes.BadRequest)),
+  ]);
+  const handle = await withWorker(suite.env, { model, deps: { tools: registryWithLines() } }, async (tq) => {
+    const h = await start(tq);
+    await h.result().catch(() => undefined);
+    return h;
+  });
+  const { json, markdown } = await transcriptOf(handle.workflowId);
+  expect(json.status).toBe('failed');
+  expect(json.reason).toContain('the provider said no');
+  expect(json.messages).toEqual(model.requests[1]!.messages);
+  expect(markdown).toContain('status: **failed**');
 });
 
 test('an unknown run id is refused with WorkflowNotFoundError', async () => {

@@ -1,6 +1,9 @@
 import { WorkflowNotFoundError, isGrpcServiceError, type Client } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import {
+  decodeFromPayloadsAtIndex,
+  decodeOptionalFailureToOptionalError,
+} from '@temporalio/common/lib/internal-non-workflow';
 import { temporal } from '@temporalio/proto';
 
 /**
@@ -155,7 +158,11 @@ async function decodeEvent(
     }
     case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED: {
       const failure = event.workflowExecutionFailedEventAttributes?.failure;
-      return { kind: 'closed', status: 'failed', reason: failure?.message ?? undefined };
+      // Through the client's converter: with an encrypting failure converter the message is encoded.
+      const error = await decodeOptionalFailureToOptionalError(client.options.loadedDataConverter, failure).catch(
+        () => undefined,
+      );
+      return { kind: 'closed', status: 'failed', reason: error?.message ?? failure?.message ?? undefined };
     }
     case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
       return { kind: 'closed', status: 'canceled' };
