@@ -6,14 +6,32 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CODEC_KEYS_ENV, FAILURE_CONVERTER_PATH, dataConverterFromEnv } from '../../src/codec';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { CODEC_KEYS_ENV, FAILURE_CONVERTER_PATH, dataConverterFromEnv, parseCodecKeys } from '../../src/codec';
+import { startCodecServer } from '../../src/codec/server';
 import { getRun, runResult, startRun } from '../../src/client';
 import { ScriptedModel, fail, text, toolUse } from '../../src/models/scripted';
 import { ErrorTypes } from '../../src/shared/constants';
 import { ToolRegistry, createBuiltinTools, type Tool } from '../../src/tools';
 import { createAgentWorker } from '../../src/worker';
 import { eventually } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, testBundlePath, uniqueQueue, type TestEnv } from '../support/temporal';
+import {
+  connectTestEnv,
+  tempWorkspace,
+  testAddress,
+  testBundlePath,
+  uniqueQueue,
+  type TestEnv,
+} from '../support/temporal';
+
+const execFileAsync = promisify(execFile);
+
+function testCli(): string {
+  const cli = process.env.DA_TEST_TEMPORAL_CLI;
+  if (!cli) throw new Error('DA_TEST_TEMPORAL_CLI is not set: run the suite with `npm test`.');
+  return cli;
+}
 
 /**
  * With DURABLE_AGENT_CODEC_KEYS set, a real worker and client (real dev server, real tools) leave no
@@ -262,6 +280,29 @@ describe('encrypted payloads in a real event history', () => {
       },
       (ids) => expect(ids).toEqual([completedId]),
     );
+    // Temporal's own CLI reads the history through the codec server, and only through it.
+    const codecServer = await startCodecServer({ port: 0, keys: parseCodecKeys(codecEnv[CODEC_KEYS_ENV])! });
+    try {
+      const show = (...extra: string[]) =>
+        execFileAsync(
+          testCli(),
+          ['workflow', 'show', '--address', testAddress(), '--workflow-id', completedId, '--output', 'json', ...extra],
+          { maxBuffer: 64 * 1024 * 1024 },
+        ).then((r) => r.stdout);
+      // The CLI prints payloads as protobuf JSON: their data base64-encoded.
+      const payloadTexts = (json: string) =>
+        [...json.matchAll(/"data":\s*"([A-Za-z0-9+/=]*)"/g)]
+          .map((m) => Buffer.from(m[1]!, 'base64').toString())
+          .join('\n');
+      const decoded = payloadTexts(await show('--codec-endpoint', codecServer.url));
+      for (const marker of [markers.promptRest, markers.fileContent, markers.bashOutput, markers.answer]) {
+        expect(decoded).toContain(marker);
+      }
+      const undecoded = await show();
+      expect(found(Buffer.from(`${undecoded}\n${payloadTexts(undecoded)}`), markers)).toEqual([]);
+    } finally {
+      await codecServer.close();
+    }
     // The summary (the prompt's first line) is encrypted too, yet the client decodes it.
     const description = await getRun(client, completedId).describe();
     expect(await description.staticSummary()).toContain(markers.promptFirstLine);
