@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { CODEC_KEYS_ENV, FAILURE_CONVERTER_PATH, dataConverterFromEnv, parseCodecKeys } from '../../src/codec';
 import { startCodecServer } from '../../src/codec/server';
+import { found, plainPayloadPaths, rawHistory } from './raw-history';
 import { getRun, runResult, startRun } from '../../src/client';
 import { ScriptedModel, fail, text, toolUse } from '../../src/models/scripted';
 import { ErrorTypes } from '../../src/shared/constants';
@@ -83,38 +84,6 @@ function throwingRegistry(m: Markers): ToolRegistry {
     ),
   );
 }
-
-/** The whole history as the server returns it (no data converter), protobuf-encoded: the stored bytes. */
-async function rawHistory(client: Client, workflowId: string): Promise<Buffer> {
-  const events: temporal.api.history.v1.IHistoryEvent[] = [];
-  let nextPageToken: Uint8Array | undefined;
-  do {
-    const page = await client.workflowService.getWorkflowExecutionHistory({
-      namespace: 'default',
-      execution: { workflowId },
-      nextPageToken,
-    });
-    events.push(...(page.history?.events ?? []));
-    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
-  } while (nextPageToken);
-  return Buffer.from(temporal.api.history.v1.History.encode({ events }).finish());
-}
-
-/** Paths of the payloads in `value` whose encoding is not binary/encrypted. */
-function plainPayloadPaths(value: unknown, at = ''): string[] {
-  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return [];
-  const record = value as Record<string, unknown>;
-  const encoding = (record.metadata as Record<string, Uint8Array> | undefined)?.encoding;
-  if (encoding instanceof Uint8Array && 'data' in record) {
-    return Buffer.from(encoding).toString() === 'binary/encrypted' ? [] : [at];
-  }
-  return Object.entries(record).flatMap(([k, v]) => plainPayloadPaths(v, `${at}.${k}`));
-}
-
-const found = (raw: Buffer, markers: Record<string, string>) =>
-  Object.entries(markers)
-    .filter(([, marker]) => raw.includes(marker))
-    .map(([name]) => name);
 
 interface Scenario {
   completedId: string;
