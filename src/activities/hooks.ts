@@ -82,6 +82,12 @@ export function createHookActivities(deps: HookActivityDeps = {}) {
         network: input.network === true,
         signal: ctx.cancellationSignal,
       });
+    } catch (error) {
+      // Not a hook's failure but ours (a workspace that vanished, a bug): PreToolUse still fails closed.
+      const why = `${input.event} hooks could not run: ${error instanceof Error ? error.message : String(error)}`;
+      return input.event === 'PreToolUse'
+        ? { decision: 'deny', reason: `${why}. The call is denied (hooks fail closed).`, reports: [why] }
+        : { decision: 'none', reports: [why] };
     } finally {
       clearInterval(timer);
     }

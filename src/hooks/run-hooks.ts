@@ -84,7 +84,10 @@ export async function runHooks(input: RunHookInput, ctx: HookRunContext): Promis
     builder.addTier(await Promise.all(hooks.map((hook) => runSettingsHook(input.event, hook, payload, ctx))));
   }
 
-  const functions = (ctx.functions?.[input.event] ?? []).filter((h) => matchesFunction(h, input.event, toolName));
+  const registered: unknown = ctx.functions?.[input.event];
+  const functions = (Array.isArray(registered) ? (registered as FunctionHook[]) : []).filter((h) =>
+    matchesFunction(h, input.event, toolName),
+  );
   if (functions.length && !stopEarly()) {
     const payload = eventPayload(input, ctx.workspace, currentInput());
     builder.addTier(

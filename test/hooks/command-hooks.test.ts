@@ -133,6 +133,13 @@ describe('command hooks (worker settings)', () => {
     expect(() => process.kill(pid, 0)).toThrow();
   });
 
+  test('a hook that cannot start (the workspace is gone) denies the call', async () => {
+    bench.workerHooks({ PreToolUse: [group('bash', 'true')] });
+    const outcome = await bench.run({ ...bashCall, workspace: path.join(bench.ws, 'gone') });
+    expect(outcome.decision).toBe('deny');
+    expect(outcome.reason).toMatch(/failed: it could not be started: .*ENOENT/);
+  });
+
   test('a hook flooding stdout is killed at the output cap and fails', async () => {
     bench.workerHooks({ PreToolUse: [group('bash', 'cat > /dev/null; yes flood')] });
     const outcome = await bench.run(bashCall);
