@@ -38,12 +38,12 @@ export async function prepareRun(
     startToCloseTimeout: '2 minutes',
     retry: { initialInterval: '1 second', maximumAttempts: 5 },
   });
-  const toolNames = input.tools ? [...input.tools, ...(settings.requireDone ? [DONE_TOOL_NAME] : [])] : undefined;
   const prepared = await prepare.executeWithOptions({ summary: 'assemble context · hooks' }, [
     {
       context: {
         ...(input.workspace ? { workspace: input.workspace } : {}),
-        ...(toolNames ? { toolNames } : {}),
+        ...(input.tools ? { toolNames: input.tools } : {}),
+        ...(settings.requireDone ? { extraToolNames: [DONE_TOOL_NAME] } : {}),
         startedAt: new Date(Date.now()).toISOString(),
         ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
         ...(input.systemReplace ? { systemReplace: true } : {}),
