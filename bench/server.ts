@@ -1,10 +1,15 @@
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { bundleWorkflowCode, type NativeConnection } from '@temporalio/worker';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { dataConverterFromEnv } from '../src/codec';
+import { connectionOptions, describeConnection, loadConnectionConfig, type TemporalConfig } from '../src/config';
 import { devServerArgs, freePort, waitUntilReachable } from '../src/server/dev-server';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../src/shared';
+import { connectWorker } from '../src/worker';
 import { findTemporalCli } from '../src/server/temporal-cli';
 
 /**
@@ -23,6 +28,8 @@ const PROFILE_DYNAMIC_CONFIG: Record<ServerProfile, string[] | undefined> = {
 
 export interface BenchServer {
   address: string;
+  /** How to connect to it: plaintext for the servers the bench starts; as configured for an existing one. */
+  connection: TemporalConfig;
   /** What the server is, for the report. */
   description: string;
   /** CPU time the server process has used so far (ms), when the bench started it and can read it. */
@@ -30,16 +37,60 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** The server `TEMPORAL_ADDRESS` names, if set: used as it is, in place of the `embedded` one. */
-export function externalServer(): BenchServer | undefined {
-  const address = process.env.TEMPORAL_ADDRESS;
-  if (!address) return undefined;
+/**
+ * The server the environment names, used as it is in place of the `embedded` one: `TEMPORAL_ADDRESS`,
+ * or a profile (`TEMPORAL_PROFILE`, `TEMPORAL_CONFIG_FILE`), with TLS, mTLS and API key as the
+ * `temporal` CLI reads them (`loadConnectionConfig`). Undefined when none is named.
+ */
+export function externalServer(env: NodeJS.ProcessEnv = process.env): BenchServer | undefined {
+  if (!env.TEMPORAL_ADDRESS && !env.TEMPORAL_PROFILE && !env.TEMPORAL_CONFIG_FILE) return undefined;
+  const connection = loadConnectionConfig({ env });
   return {
-    address,
-    description: `existing server at ${address} (TEMPORAL_ADDRESS)`,
+    address: connection.address,
+    connection,
+    description: `existing server at ${describeConnection(connection)}`,
     cpuMs: async () => undefined,
     stop: async () => {},
   };
+}
+
+/**
+ * The connection for a bench process given only the server's address (a forked worker): the
+ * configured one when the address is the external server's, else plaintext to a server the bench
+ * started.
+ */
+export function benchConnectionFor(address: string, env: NodeJS.ProcessEnv = process.env): TemporalConfig {
+  const external = externalServer(env);
+  return external?.address === address ? external.connection : plainConnection(address);
+}
+
+/** A worker connection to a bench server (TLS, API key and metadata when configured). */
+export function connectBenchWorker(server: Pick<BenchServer, 'connection'>): Promise<NativeConnection> {
+  return connectWorker(server.connection);
+}
+
+/**
+ * A client of a bench server: its connection (TLS, API key), its namespace, `DURABLE_AGENT_CODEC_KEYS`'
+ * codec as the workers use it, and any extra channel arguments (large history pages).
+ */
+export async function connectBenchClient(
+  server: Pick<BenchServer, 'connection'>,
+  channelArgs?: ConnectionOptions['channelArgs'],
+): Promise<Client> {
+  const connection = await Connection.connect({
+    ...connectionOptions(server.connection),
+    ...(channelArgs ? { channelArgs } : {}),
+  });
+  const dataConverter = dataConverterFromEnv();
+  return new Client({
+    connection,
+    namespace: server.connection.namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+  });
+}
+
+function plainConnection(address: string): TemporalConfig {
+  return { address, namespace: DEFAULT_NAMESPACE, taskQueue: DEFAULT_TASK_QUEUE };
 }
 
 /** Starts an in-memory dev server on a free port with the profile's settings. */
@@ -57,6 +108,7 @@ export async function startBenchServer(
   await waitUntilReachable(address, 60_000, child);
   return {
     address,
+    connection: plainConnection(address),
     description:
       `in-memory dev server (${await cliVersion(cli)}), ` +
       (dynamicConfig ? `stock settings + ${dynamicConfig.join(' ')}` : 'as durable-agent embeds it'),

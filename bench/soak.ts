@@ -20,10 +20,10 @@
  * kill, fault rate 0.15, heartbeat timeouts 5 s (the run's `timeouts`; `default` keeps the product's
  * 60 s model / 30 s tool), timeout 10 m.
  *
- * It starts its own in-memory dev server unless TEMPORAL_ADDRESS names one. Exits 1 when a run did
- * not complete right, a side effect was duplicated or a completed model call was repeated.
+ * It starts its own in-memory dev server unless TEMPORAL_ADDRESS (or a profile) names one. Exits 1
+ * when a run did not complete right, a side effect was duplicated or a completed model call was repeated.
  */
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, openSync, promises as fs } from 'node:fs';
@@ -34,6 +34,7 @@ import { devServerArgs, freePort, waitUntilReachable } from '../src/server/dev-s
 import { findTemporalCli } from '../src/server/temporal-cli';
 import { WORKFLOW_TYPE, type AgentRunInput, type AgentRunResult } from '../src/shared';
 import { parseDurationSetting } from '../src/worker';
+import { benchConnectionFor, connectBenchClient, externalServer } from './server';
 import { FAULT_KINDS, expectedAnswer, startSoakApi, type ApiRequest } from './soak-api';
 import { percentile, table } from './stats';
 
@@ -161,7 +162,9 @@ async function main(): Promise<number> {
   log(`work dir ${workDir} (worker logs in logs/)`);
 
   let server: ChildProcess | undefined;
-  let address = process.env.TEMPORAL_ADDRESS;
+  // A server the environment names (address or profile, with TLS or an API key), else one of our own.
+  const external = externalServer();
+  let address = external?.address;
   if (!address) {
     const cli = await findTemporalCli({ log });
     address = `127.0.0.1:${await freePort()}`;
@@ -170,12 +173,12 @@ async function main(): Promise<number> {
     await waitUntilReachable(address, 60_000, server);
     log(`started a Temporal dev server at ${address}`);
   } else {
-    log(`using the Temporal server at ${address} (TEMPORAL_ADDRESS)`);
+    log(`using the ${external?.description}`);
   }
 
   const api = await startSoakApi({ steps: opts.steps, faultRate: opts.faultRate, random });
-  const connection = await Connection.connect({ address });
-  const client = new Client({ connection });
+  const client = await connectBenchClient({ connection: external?.connection ?? benchConnectionFor(address) });
+  const connection = client.connection;
   const taskQueue = `soak-${stamp}-${opts.seed}`;
 
   const generation = new Map<number, number>();

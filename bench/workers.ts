@@ -1,5 +1,7 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { dataConverterFromEnv } from '../src/codec';
 import type { ModelProvider } from '../src/models/types';
+import { DEFAULT_NAMESPACE } from '../src/shared';
 import { createAgentWorker, type AgentWorker } from '../src/worker';
 import { createNaiveActivities } from './naive-activities';
 import { createBenchRegistry } from './scenario';
@@ -9,6 +11,8 @@ export type Subject = 'ours' | 'naive';
 
 export interface BenchWorkerOptions {
   connection: NativeConnection;
+  /** Default `default`; an existing server's configured namespace (`BenchServer.connection.namespace`). */
+  namespace?: string;
   taskQueue: string;
   bundlePath: string;
   subject: Subject;
@@ -34,16 +38,19 @@ export async function createBenchWorker(options: BenchWorkerOptions): Promise<Be
   if (options.subject === 'ours') {
     return createAgentWorker({
       connection: options.connection,
-      namespace: 'default',
+      namespace: options.namespace ?? DEFAULT_NAMESPACE,
       taskQueue: options.taskQueue,
       workflowBundlePath: options.bundlePath,
       deps: { models: () => options.model, tools, defaultWorkspace: options.workspace },
       ...(options.eager ? {} : { workerOptions: NO_EAGER }),
     });
   }
+  // Ours reads DURABLE_AGENT_CODEC_KEYS in createAgentWorker; the baseline encrypts alike.
+  const dataConverter = dataConverterFromEnv();
   return Worker.create({
     connection: options.connection,
-    namespace: 'default',
+    namespace: options.namespace ?? DEFAULT_NAMESPACE,
+    ...(dataConverter ? { dataConverter } : {}),
     taskQueue: options.taskQueue,
     workflowBundle: { codePath: options.bundlePath },
     activities: createNaiveActivities({ models: () => options.model, tools, workspace: options.workspace }),

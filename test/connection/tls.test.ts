@@ -7,6 +7,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
+import { benchConnectionFor, connectBenchClient, connectBenchWorker, externalServer } from '../../bench/server';
 import { ENCRYPTED_ENCODING } from '../../src/codec';
 import type { AgentRunResult } from '../../src/shared';
 import { tempWorkspace, testAddress, uniqueQueue } from '../support/temporal';
@@ -205,4 +206,33 @@ test('settings that cannot be used: one line and exit code 2 before anything con
     expect(oneLineError(out)).toMatch(expected);
     expect(out.code).toBe(2);
   }
+});
+
+test('bench and soak: the server the environment names is reached with its TLS settings', async () => {
+  const env = {
+    TEMPORAL_ADDRESS: tls.address,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert,
+    XDG_CONFIG_HOME: configDir,
+  };
+  const server = externalServer(env);
+  expect(server?.description).toBe(`existing server at ${tls.address} (namespace default, TLS: server CA given)`);
+  expect(benchConnectionFor(tls.address, env)).toEqual(server?.connection);
+  expect(benchConnectionFor('127.0.0.1:1', env)).toEqual({
+    address: '127.0.0.1:1',
+    namespace: 'default',
+    taskQueue: 'durable-agent',
+  });
+  expect(externalServer({ XDG_CONFIG_HOME: configDir })).toBeUndefined();
+  const before = tls.forwarded();
+  const client = await connectBenchClient(server!);
+  const worker = await connectBenchWorker(server!);
+  try {
+    const info = await client.workflowService.describeNamespace({ namespace: 'default' });
+    expect(info.namespaceInfo?.name).toBe('default');
+    await worker.healthService.check({});
+  } finally {
+    await client.connection.close();
+    await worker.close();
+  }
+  expect(tls.forwarded() - before).toBeGreaterThanOrEqual(2);
 });
