@@ -15,11 +15,13 @@ const fs = require('node:fs');
 const [ws, outside, ms] = process.argv.slice(1);
 const names = ['AGENTS.md', 'MEMORY.md', 'skills'];
 const deadline = Date.now() + Number(ms);
+const pause = new Int32Array(new SharedArrayBuffer(4));
 let swaps = 0;
 while (Date.now() < deadline) {
   for (const name of names) {
     const at = ws + '/' + name, real = ws + '/' + name + '.real';
-    try { fs.renameSync(real, at); fs.renameSync(at, real); swaps++; } catch {}
+    // The real thing stays a moment (so some assemblies read it), the link only as long as the swap takes.
+    try { fs.renameSync(real, at); Atomics.wait(pause, 0, 0, 0.2); fs.renameSync(at, real); swaps++; } catch {}
     try { fs.symlinkSync(outside + '/' + name, at); fs.unlinkSync(at); swaps++; } catch {}
   }
 }
