@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import { stdoutWriter, writeJson } from '../../src/cli/transcript';
 import type { HistoryRecord } from '../../src/cli/transcript/history';
 import { renderMarkdown } from '../../src/cli/transcript/markdown';
 import { TranscriptBuilder } from '../../src/cli/transcript/rebuild';
@@ -121,7 +123,7 @@ test('older turns dropped without a summary are marked as dropped', () => {
   expect(t.compactions).toEqual([{ atIndex: 4, replacedMessages: 4, kind: 'dropped' }]);
 });
 
-test('the assembled system prompt is shown first, whichever activity carried it', () => {
+test('the assembled system prompt is shown first, whichever activity carried it', async () => {
   for (const [activityType, result] of [
     ['assembleContext', { system: 'You are an agent.', sources: [{ kind: 'instructions', path: 'AGENTS.md' }] }],
     [
@@ -137,7 +139,9 @@ test('the assembled system prompt is shown first, whichever activity carried it'
     ]);
     expect(t).toMatchObject({ system: 'You are an agent.', systemSource: 'assembleContext' });
     let out = '';
-    renderMarkdown(t, (c) => (out += c));
+    await renderMarkdown(t, (c) => {
+      out += c;
+    });
     expect(out.indexOf('## System prompt')).toBeLessThan(out.indexOf('## Conversation'));
     expect(out).toContain('Assembled at run start from: `AGENTS.md`.');
     expect(out).toContain('You are an agent.');
@@ -154,7 +158,7 @@ test('the assembled system prompt is shown first, whichever activity carried it'
   expect(none).toMatchObject({ system: null, systemSource: null });
 });
 
-test('markdown fences outgrow any backticks in the content', () => {
+test('markdown fences outgrow any backticks in the content', async () => {
   const t = build([
     { kind: 'execution_started', runId: 'r1', input: { prompt: 'go' } },
     fullCall('5', [user('go')]),
@@ -166,6 +170,31 @@ test('markdown fences outgrow any backticks in the content', () => {
     },
   ]);
   let out = '';
-  renderMarkdown(t, (c) => (out += c));
+  await renderMarkdown(t, (c) => {
+    out += c;
+  });
   expect(out).toContain('`````json\n{\n  "command": "echo ```` done"\n}\n`````');
+});
+
+test('JSON output waits for a slow reader instead of queueing the whole transcript', async () => {
+  const messages = Array.from({ length: 200 }, (_, i) => (i % 2 ? assistant(`answer ${i}`) : user(`ask ${i}`)));
+  const t = build([{ kind: 'execution_started', runId: 'r1', input: { prompt: 'ask 0' } }, fullCall('5', messages)]);
+  let received = '';
+  let mostQueued = 0;
+  const slow = new Writable({
+    highWaterMark: 64,
+    write(chunk: Buffer, _encoding, done) {
+      received += chunk.toString();
+      setImmediate(done);
+    },
+  });
+  const write = stdoutWriter(slow);
+  await writeJson(t, (chunk) => {
+    mostQueued = Math.max(mostQueued, slow.writableLength);
+    return write(chunk);
+  });
+  await new Promise((resolve) => slow.end(resolve));
+  expect(JSON.parse(received)).toMatchObject({ messageCount: 200, messages });
+  // At most about one message waits in the stream at a time, not the 200.
+  expect(mostQueued).toBeLessThan(200);
 });

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { executionRecords, firstRunId } from './history';
-import { renderMarkdown } from './markdown';
+import { renderMarkdown, type Write } from './markdown';
 import { TranscriptBuilder, type Transcript } from './rebuild';
 
 export type { Transcript, TranscriptCompaction, TranscriptExecution } from './rebuild';
@@ -35,19 +35,24 @@ export async function transcriptCommand(
   client: Client,
   id: string,
   options: { json: boolean },
-  write: (chunk: string) => void,
+  write: Write,
 ): Promise<number> {
   const transcript = await readTranscript(client, id);
-  if (options.json) writeJson(transcript, write);
-  else renderMarkdown(transcript, write);
+  if (options.json) await writeJson(transcript, write);
+  else await renderMarkdown(transcript, write);
   return 0;
 }
 
+/** Writes to standard output, waiting for a full pipe to drain, so a long transcript is not queued in memory. */
+export function stdoutWriter(out: NodeJS.WritableStream = process.stdout): Write {
+  return (chunk) => (out.write(chunk) ? undefined : new Promise((resolve) => out.once('drain', resolve)));
+}
+
 /** The transcript as one JSON document, written a message at a time. */
-export function writeJson(t: Transcript, write: (chunk: string) => void): void {
+export async function writeJson(t: Transcript, write: Write): Promise<void> {
   const { messages, ...rest } = t;
   const head = JSON.stringify({ ...rest, messageCount: messages.length });
-  write(`${head.slice(0, -1)},"messages":[`);
-  messages.forEach((m, i) => write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(m)}`));
-  write('\n]}\n');
+  await write(`${head.slice(0, -1)},"messages":[`);
+  for (let i = 0; i < messages.length; i++) await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(messages[i])}`);
+  await write('\n]}\n');
 }

@@ -1,6 +1,9 @@
 import type { ContentBlock, Message } from '../../shared';
 import type { Transcript } from './rebuild';
 
+/** Where output goes, a piece at a time; a returned promise is awaited (backpressure). */
+export type Write = (chunk: string) => unknown;
+
 /** Tool outputs, thinking and other long blocks with more lines than this are folded (`<details>`). */
 export const FOLD_LINES = 20;
 
@@ -9,38 +12,38 @@ export const FOLD_LINES = 20;
  * copy of a large transcript is built): tool calls as their JSON input, tool results in code
  * blocks (long ones folded), compactions and continue-as-new marked where they happened.
  */
-export function renderMarkdown(t: Transcript, write: (chunk: string) => void): void {
+export async function renderMarkdown(t: Transcript, write: Write): Promise<void> {
   const compactions = new Map(t.compactions.map((c) => [c.atIndex, c]));
   const executions = new Map(t.executions.slice(1).map((e, i) => [e.firstMessageIndex, { ...e, number: i + 2 }]));
-  write(`# Transcript of ${t.workflowId}\n\n`);
-  write(`${header(t)}\n\n`);
+  await write(`# Transcript of ${t.workflowId}\n\n`);
+  await write(`${header(t)}\n\n`);
   if (t.system !== null) {
     const from = t.systemSource === 'assembleContext' ? sourcesLine(t.contextSources) : undefined;
-    write(`## System prompt\n\n${from ? `${from}\n\n` : ''}${foldable(t.system, 'system prompt')}\n\n`);
+    await write(`## System prompt\n\n${from ? `${from}\n\n` : ''}${foldable(t.system, 'system prompt')}\n\n`);
   }
-  write('## Conversation\n\n');
+  await write('## Conversation\n\n');
   for (let i = 0; i <= t.messages.length; i++) {
     const execution = executions.get(i);
     if (execution) {
-      write(
+      await write(
         `> ↪ **Continued as new**: execution ${execution.number} (run \`${execution.runId}\`) goes on from here.\n\n`,
       );
     }
     const compaction = compactions.get(i);
     if (compaction) {
-      write(
+      await write(
         `---\n\n> ✂ **${compaction.kind === 'summary' ? 'Compaction' : 'Older turns dropped'}**: the ` +
           `${compaction.replacedMessages} message${compaction.replacedMessages === 1 ? '' : 's'} above were ` +
           `replaced${compaction.kind === 'summary' ? ' by a summary' : ' to fit'}; from here on the model saw only what follows.\n\n`,
       );
     }
     if (t.closingSummary?.atIndex === i) {
-      write(
+      await write(
         `### Closing summary (iteration limit; not part of the conversation)\n\n${blocks(t.closingSummary.content)}\n\n`,
       );
     }
     const message = t.messages[i];
-    if (message) write(renderMessage(message, i + 1));
+    if (message) await write(renderMessage(message, i + 1));
   }
 }
 
