@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { utf8Length } from '../../src/shared/bounds';
 import { MAX_SYSTEM_PROMPT_BYTES } from '../../src/shared/constants';
 import { MAX_MEMORY_BYTES } from '../../src/context';
+import { firstSentence } from '../../src/context/default-prompt';
 import { assemble, headingPositions, makeTempDir, skillFile, writeTree } from './helpers';
 
 let ws: string;
@@ -213,5 +214,16 @@ describe('the bound', () => {
       ),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('tool lines', () => {
+  test('are the first sentence of the description, past abbreviations, cut at 300 characters', () => {
+    expect(firstSentence('Find files, e.g. *.ts or i.e. sources. Then more.')).toBe(
+      'Find files, e.g. *.ts or i.e. sources.',
+    );
+    expect(firstSentence('No full stop here')).toBe('No full stop here');
+    expect(firstSentence('Line one\n  continues here. Next.')).toBe('Line one continues here.');
+    expect(firstSentence('x'.repeat(1000))).toHaveLength(300);
   });
 });
