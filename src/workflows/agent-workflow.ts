@@ -68,6 +68,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       messages: [{ role: 'user', content: input.prompt }],
     },
     flags.hardened ? 'utf8' : 'chars',
+    () => workflowInfo().unsafe.isReplaying,
   );
   const board = new StatusBoard(
     state,

@@ -8,7 +8,10 @@ import { ROOT_HASH, chainHash, hashString, utf8Length } from '../shared';
 export class Conversation {
   readonly id: string;
   private messages: Message[] = [];
-  /** chain[i] is the hash after the first i messages. */
+  /**
+   * chain[i] is the hash after the first i messages, computed lazily up to what a delta needs: a
+   * replay never sends a delta, so it never hashes (it was a quarter of a long run's replay time).
+   */
   private chain: string[] = [ROOT_HASH];
   private syncedLength = 0;
   /** JSON size of each message, in the run's measure (see `measure`). */
@@ -24,6 +27,8 @@ export class Conversation {
   constructor(
     snapshot: Pick<ConversationSnapshot, 'id'> & Partial<ConversationSnapshot>,
     private readonly measure: 'utf8' | 'chars' = 'utf8',
+    /** True while the workflow replays history: activity inputs are rebuilt but never sent or compared. */
+    private readonly replaying: () => boolean = () => false,
   ) {
     this.id = snapshot.id;
     for (const message of snapshot.messages ?? []) this.append(message);
@@ -49,7 +54,15 @@ export class Conversation {
     this.messages.push(message);
     this.sizes.push(size);
     this.jsonBytes += size;
-    this.chain.push(chainHash(this.chain[this.chain.length - 1] ?? ROOT_HASH, message, json));
+  }
+
+  /** The chain value after the first `n` messages. */
+  private hashAt(n: number): string {
+    while (this.chain.length <= n) {
+      const i = this.chain.length - 1;
+      this.chain.push(chainHash(this.chain[i] ?? ROOT_HASH, this.messages[i]!));
+    }
+    return this.chain[n] ?? ROOT_HASH;
   }
 
   get last(): Message | undefined {
@@ -68,7 +81,7 @@ export class Conversation {
     }
     this.messages.pop();
     this.jsonBytes -= this.sizes.pop() ?? 0;
-    this.chain.pop();
+    this.chain.length = Math.min(this.chain.length, this.messages.length + 1);
     this.append(message);
   }
 
@@ -107,14 +120,16 @@ export class Conversation {
 
   /** The delta for the next model call, or the whole conversation inline with `full`. */
   delta(full: boolean): ConversationDelta {
-    const head = this.chain[this.chain.length - 1] ?? ROOT_HASH;
+    // Replayed inputs are discarded (Temporal matches commands by activity type and id, not input).
+    const hash = (n: number) => (this.replaying() ? 'replay' : this.hashAt(n));
+    const head = hash(this.messages.length);
     if (full) {
       return { id: this.id, baseLength: 0, baseHash: ROOT_HASH, delta: this.messages.slice(), headHash: head, full };
     }
     return {
       id: this.id,
       baseLength: this.syncedLength,
-      baseHash: this.chain[this.syncedLength] ?? ROOT_HASH,
+      baseHash: hash(this.syncedLength),
       delta: this.messages.slice(this.syncedLength).map((m) => this.toWire(m)),
       headHash: head,
       full,
