@@ -117,10 +117,8 @@ test('--system-replace text is the whole system prompt', async () => {
   expect(fake.requests[0]!.body.system).toBe('You are a pirate.');
 });
 
-// Fails until run-start.ts passes the done tool as `extraToolNames` (it adds it to `toolNames` only
-// when the run names its tools, so a run with requireDoneTool and the default tools is told nothing
-// of done). When this starts failing, the wiring is fixed: make it a plain `test`.
-test.failing('a run that must finish with done is told about done, also with the default tools', async () => {
+// run-start.ts passes the done tool as `extraToolNames`, so the default tools plus done are described.
+test('a run that must finish with done is told about done, also with the default tools', async () => {
   fake.enqueue(message([{ type: 'tool_use', id: 'toolu_d', name: 'done', input: { summary: 'All done.' } }]));
   const { result } = await run({ requireDoneTool: true });
   expect(result.exitReason).toBe('completed');
