@@ -49,13 +49,21 @@ afterEach(async () => {
 });
 
 /** Short heartbeat timeouts so a lost worker's call is retried within seconds. */
-function input(prompt: string): AgentRunInput {
+function input(prompt: string, toolProtocol: 'native' | 'xml' = 'native'): AgentRunInput {
   return {
     prompt,
     model: 'openai:fake-model',
     workspace,
+    toolProtocol,
     timeouts: { modelHeartbeatSeconds: 2, toolHeartbeatSeconds: 2 },
   };
+}
+
+/** A turn that runs `command` with bash: a native tool call, or a `<tool_code>` block in the text. */
+function bashTurn(protocol: 'native' | 'xml', id: string, command: string) {
+  return protocol === 'native'
+    ? toolCalls([{ id, name: 'bash', arguments: { command } }])
+    : answer(`<tool_code><name>bash</name><parameters>${JSON.stringify({ command })}</parameters></tool_code>`);
 }
 
 const effects = () => linesOf(path.join(workspace, 'effects.log'));
@@ -76,33 +84,36 @@ function toolMessagesIn(request: RecordedChatRequest | undefined): { tool_call_i
   );
 }
 
-test('SIGKILL during a streamed model call: a restarted worker retries that call; completed calls are not made again', async () => {
-  fake.enqueue(
-    toolCalls([{ id: 'call_k1', name: 'bash', arguments: { command: 'echo ran >> effects.log' } }]),
-    // The second call streams one character every 200 ms (~6 s), so the kill lands in the middle of it.
-    answer('The command ran, all is well.', { pieceChars: 1, chunkDelayMs: 200 }),
-    answer('The command ran.'),
-  );
-  const first = fleet.start();
-  await first.ready();
-  const handle = await startAgentRun(env.client, taskQueue, input('run the command'), 'openai-kill');
-  await waitUntil(() => fake.requests.length >= 2, 'the second model call');
-  await new Promise((r) => setTimeout(r, 1000));
-  first.kill('SIGKILL');
-  const killed = await first.exited;
+test.each(['native', 'xml'] as const)(
+  'SIGKILL during a streamed model call (%s tool protocol): a restarted worker retries that call; completed calls are not made again',
+  async (protocol) => {
+    fake.enqueue(
+      bashTurn(protocol, 'call_k1', 'echo ran >> effects.log'),
+      // The second call streams one character every 200 ms (~6 s), so the kill lands in the middle of it.
+      answer('The command ran, all is well.', { pieceChars: 1, chunkDelayMs: 200 }),
+      answer('The command ran.'),
+    );
+    const first = fleet.start();
+    await first.ready();
+    const handle = await startAgentRun(env.client, taskQueue, input('run the command', protocol), 'openai-kill');
+    await waitUntil(() => fake.requests.length >= 2, 'the second model call');
+    await new Promise((r) => setTimeout(r, 1000));
+    first.kill('SIGKILL');
+    const killed = await first.exited;
 
-  const second = fleet.start();
-  await second.ready();
-  const result = await handle.result();
+    const second = fleet.start();
+    await second.ready();
+    const result = await handle.result();
 
-  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'The command ran.', iterations: 2 });
-  // Turn 1 once; turn 2 twice: the stream cut off by the kill, then its retry.
-  expect(requestsPerTurn(fake.requests)).toEqual([1, 2]);
-  const cutOff = fake.requests[1]!;
-  expect(cutOff.closedAt).toBeDefined();
-  expect(cutOff.closedAt! - killed.at).toBeLessThan(1000);
-  expect(await effects()).toEqual(['ran']);
-});
+    expect(result).toMatchObject({ exitReason: 'completed', finalText: 'The command ran.', iterations: 2 });
+    // Turn 1 once; turn 2 twice: the stream cut off by the kill, then its retry.
+    expect(requestsPerTurn(fake.requests)).toEqual([1, 2]);
+    const cutOff = fake.requests[1]!;
+    expect(cutOff.closedAt).toBeDefined();
+    expect(cutOff.closedAt! - killed.at).toBeLessThan(1000);
+    expect(await effects()).toEqual(['ran']);
+  },
+);
 
 test('SIGKILL during a mutating bash command: it is not run again; the model is told the outcome is unknown', async () => {
   const command = 'echo start >> effects.log; sleep 4; echo end >> effects.log';

@@ -3,11 +3,13 @@
  * and worker, the real `openai` SDK and built-in tools, and a fake Chat Completions server whose
  * "model" has no native tool calling and writes `<tool_code>` blocks in its text instead.
  */
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import { OpenAIProvider } from '../../src/models/openai';
-import { WORKFLOW_TYPE } from '../../src/shared';
+import { interruptSignal, WORKFLOW_TYPE, type AgentRunInput } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
 import { answer, startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
-import { runResult } from '../support/run-helpers';
+import { runResult, waitForState } from '../support/run-helpers';
 import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
 
 let env: TestEnv;
@@ -30,6 +32,19 @@ afterEach(async () => {
 const call = (name: string, params: unknown) =>
   `<tool_code>\n<name>${name}</name>\n<parameters>${JSON.stringify(params)}</parameters>\n</tool_code>`;
 
+let counter = 0;
+function start(
+  taskQueue: string,
+  input: Partial<AgentRunInput> = {},
+  workflowId = `openai-xml-${Date.now()}-${++counter}`,
+) {
+  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+    taskQueue,
+    workflowId,
+    args: [{ prompt: 'do the work', model: 'openai:fake-model', workspace, toolProtocol: 'xml', ...input }],
+  });
+}
+
 function lastUserText(i: number): string {
   const messages = fake.requests[i]!.body.messages as { role: string; content: string }[];
   return messages[messages.length - 1]!.content;
@@ -43,15 +58,7 @@ test('tools are described in the system prompt, one <tool_code> call per turn ru
     answer('<final_answer>The file says hello.</final_answer>'),
   );
   const model = new OpenAIProvider({ baseURL: fake.url }, {});
-  const result = await withWorker(env, { model }, async (tq) =>
-    runResult(
-      await env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
-        taskQueue: tq,
-        workflowId: `openai-xml-${Date.now()}`,
-        args: [{ prompt: 'write and read a.txt', model: 'openai:fake-model', workspace, toolProtocol: 'xml' }],
-      }),
-    ),
-  );
+  const result = await withWorker(env, { model }, async (tq) => runResult(await start(tq)));
 
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'The file says hello.', iterations: 4 });
   expect(fake.requests).toHaveLength(4);
@@ -70,4 +77,71 @@ test('tools are described in the system prompt, one <tool_code> call per turn ru
   expect(lastUserText(2)).toContain('<tool_code>');
   expect(lastUserText(3)).toMatch(/^<observation tool="read_file">/);
   expect(lastUserText(3)).toContain('hello');
+});
+
+test('history grows linearly under the text protocol: each output is recorded about twice, never resent', async () => {
+  const n = 10;
+  const bytes = 8192;
+  // read_file of a file of ~8 KB per turn (only built-in tools can be named under the text protocol).
+  const line = 'x'.repeat(99);
+  for (let i = 1; i <= n; i++) {
+    await fs.writeFile(path.join(workspace, `blob${i}.txt`), `out${i}:${line}\n`.repeat(bytes / 100));
+    fake.enqueue(answer(call('read_file', { path: `blob${i}.txt` })));
+  }
+  fake.enqueue(answer('<final_answer>all done</final_answer>'));
+  const workflowId = `openai-xml-linear-${Date.now()}`;
+  const model = new OpenAIProvider({ baseURL: fake.url }, {});
+  const result = await withWorker(env, { model }, async (tq) => runResult(await start(tq, {}, workflowId)));
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'all done', iterations: n + 1 });
+  const last = JSON.stringify(fake.requests[n]!.body.messages);
+  for (const i of [1, n]) expect(last).toContain(`out${i}:xxxx`);
+
+  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  const size = (p: { data?: Uint8Array | null }[] | null | undefined) =>
+    (p ?? []).reduce((s, x) => s + (x.data?.length ?? 0), 0);
+  const events = history.events ?? [];
+  const modelInputs = events
+    .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
+    .map((e) => size(e.activityTaskScheduledEventAttributes?.input?.payloads));
+  expect(modelInputs).toHaveLength(n + 1);
+  // Each later call carries only its delta: the previous answer and one observation (the tool's
+  // output travels in the observation text, not by reference as native tool results do). It does not grow.
+  const later = modelInputs.slice(1);
+  for (const input of later) expect(input).toBeLessThan(bytes + 2048);
+  expect(Math.max(...later) - Math.min(...later)).toBeLessThan(1024);
+  const total = events.reduce(
+    (sum, e) =>
+      sum +
+      size(e.activityTaskScheduledEventAttributes?.input?.payloads) +
+      size(e.activityTaskCompletedEventAttributes?.result?.payloads) +
+      // Read-only tools run as local activities: their results are recorded in markers.
+      Object.values(e.markerRecordedEventAttributes?.details ?? {}).reduce((m, d) => m + size(d.payloads), 0),
+    0,
+  );
+  // Each output twice (the read's result, then the observation in the next call's delta), plus line
+  // numbers and small change; resending the conversation would record ~n²/2 of them (450 KB here).
+  expect(total).toBeGreaterThan(2 * n * bytes);
+  expect(total).toBeLessThan(2 * n * bytes * 1.4);
+});
+
+test('an interrupt under the text protocol cancels the streaming call promptly', async () => {
+  fake.enqueue({ kind: 'hang', afterChunks: 3, answer: { text: '<tool_code><name>bash</name>' } });
+  const model = new OpenAIProvider({ baseURL: fake.url, heartbeatIntervalMs: 200 }, {});
+  const result = await withWorker(env, { model }, async (tq) => {
+    const handle = await start(tq, { timeouts: { modelHeartbeatSeconds: 2 } });
+    await waitForState(handle, (s) => s.status === 'running');
+    while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 500));
+    const sentAt = Date.now();
+    await handle.signal(interruptSignal, { reason: 'stop now' });
+    const res = await runResult(handle);
+    expect(Date.now() - sentAt).toBeLessThan(5_000);
+    const deadline = Date.now() + 5_000;
+    while (fake.requests[0]!.closedAt === undefined && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(fake.requests[0]!.closedAt! - sentAt).toBeLessThan(5_000);
+    return res;
+  });
+  expect(result.exitReason).toBe('interrupted');
 });
