@@ -1,15 +1,14 @@
-import { Client, Connection, type TLSConfig } from '@temporalio/client';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, promises as fs, readFileSync } from 'node:fs';
+import type { TLSConfig } from '@temporalio/client';
+import { execFile } from 'node:child_process';
+import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { ensureSearchAttributes } from '../../src/server/search-attributes';
 import { findTemporalCli } from '../../src/server/temporal-cli';
-import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/shared/search-attributes';
-import { ensureServerBinaries, type ServerBinaries } from './binaries';
+import { ensureServerBinaries } from './binaries';
 import { freeLowPorts } from './ports';
 import { Postgres, POSTGRES_USER, type StopMode } from './postgres';
+import { ServerProcess, waitForFrontend, waitForNamespace } from './temporal-server';
 
 /**
  * A production-like Temporal cluster for tests and the bench: the Temporal server built from its Go
@@ -111,7 +110,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 
     const address = `127.0.0.1:${serverEnv.FRONTEND_GRPC_PORT}`;
     const serverLog = path.join(dir, 'temporal-server.log');
-    const server = new ServerProcess(binaries, path.join(deploy, 'temporal'), serverEnv, serverLog);
+    const server = new ServerProcess(binaries, serverArgs, path.join(deploy, 'temporal'), serverEnv, serverLog);
     cleanups.unshift(() => server.down());
 
     const connectionOptions = () => ({ address, tls: tlsConfig(tls) });
@@ -140,7 +139,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       TEMPORAL_CLI: cli,
       HOME: home,
     });
-    await waitForNamespace(connectionOptions(), 60_000);
+    await waitForNamespace(connectionOptions(), NAMESPACE, 60_000);
 
     return {
       address,
@@ -221,112 +220,6 @@ export function tlsConfig(tls: ClusterTls): TLSConfig {
 
 function readSync(file: string): Buffer {
   return readFileSync(file);
-}
-
-/** One `temporal-server` process at a time, started with the checked-in config and this environment. */
-class ServerProcess {
-  private child: ChildProcess | undefined;
-
-  constructor(
-    private readonly binaries: ServerBinaries,
-    private readonly root: string,
-    private readonly env: Record<string, string>,
-    private readonly logFile: string,
-  ) {}
-
-  get pid(): number | undefined {
-    return this.running ? this.child?.pid : undefined;
-  }
-
-  get running(): boolean {
-    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  exitDescription(): string | undefined {
-    const child = this.child;
-    if (!child || this.running) return undefined;
-    return `the Temporal server exited (${child.exitCode ?? child.signalCode})`;
-  }
-
-  async up(): Promise<void> {
-    const fd = openSync(this.logFile, 'a');
-    // Only what the config reads: no TEMPORAL_* of the caller (TEMPORAL_ROOT, TEMPORAL_ENVIRONMENT… are the server's flags).
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...this.env };
-    const args = serverArgs(this.root);
-    this.child = spawn(this.binaries.server, args, { cwd: this.root, env, stdio: ['ignore', fd, fd] });
-    closeSync(fd);
-  }
-
-  async down(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-    const child = this.child;
-    if (!child || !this.running) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill(signal);
-    const force = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    await exited;
-    clearTimeout(force);
-  }
-}
-
-async function waitForFrontend(
-  options: { address: string; tls: TLSConfig },
-  server: ServerProcess,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    const exited = server.exitDescription();
-    if (exited) throw new Error(exited);
-    try {
-      const connection = await Connection.connect({ ...options, connectTimeout: 2000 });
-      try {
-        await connection.workflowService.getSystemInfo({});
-        return;
-      } finally {
-        await connection.close();
-      }
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`the Temporal server did not answer within ${timeoutMs / 1000} s (last error: ${last})`);
-}
-
-/**
- * Until a run can start with durable-agent's search attributes set: the namespace and the
- * attributes have reached the frontend and history services (their caches refresh every 2 s).
- */
-async function waitForNamespace(options: { address: string; tls: TLSConfig }, timeoutMs: number): Promise<void> {
-  const connection = await Connection.connect(options);
-  try {
-    const added = await ensureSearchAttributes(connection.operatorService, NAMESPACE);
-    if (added.length) throw new Error(`setup-namespace.sh did not register ${added.join(', ')}`);
-    const client = new Client({ connection, namespace: NAMESPACE });
-    const values: Record<string, unknown> = { Keyword: 'probe', Int: 0, Double: 0 };
-    const searchAttributes = Object.fromEntries(
-      SEARCH_ATTRIBUTE_DEFINITIONS.map((d) => [d.name, [values[d.cliType] ?? 'probe']]),
-    );
-    const deadline = Date.now() + timeoutMs;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const handle = await client.workflow.start('cluster-probe', {
-          taskQueue: 'cluster-probe',
-          workflowId: `cluster-probe-${Date.now()}-${attempt}`,
-          // eslint-disable-next-line @typescript-eslint/no-explicit-any
-          searchAttributes: searchAttributes as any,
-        });
-        await handle.terminate('cluster probe');
-        return;
-      } catch (err) {
-        if (Date.now() > deadline) throw new Error(`the namespace is not usable: ${(err as Error).message}`);
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-    }
-  } finally {
-    await connection.close();
-  }
 }
 
 function runScript(script: string, env: Record<string, string>): Promise<string> {

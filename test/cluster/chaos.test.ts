@@ -22,8 +22,10 @@
 import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { deployedWorkerEnv } from '../../scripts/cluster/deploy-files';
 import { startCluster, type Cluster } from '../../scripts/cluster/cluster';
+import { dataConverterFromEnv } from '../../src/codec';
 import { WORKFLOW_TYPE, type AgentRunInput, type AgentRunResult } from '../../src/shared';
 import { quietRuntime, tempWorkspace, testBundlePath } from '../support/temporal';
 import { WorkerFleet, type WorkerProcess } from '../support/worker-harness';
@@ -65,6 +67,8 @@ let model: ChaosModel;
 let connection: Connection;
 let client: Client;
 const taskQueue = `chaos-${Date.now().toString(36)}`;
+/** Payloads encrypted, as the deployment runs (compose requires DURABLE_AGENT_CODEC_KEYS). */
+const codecEnv = { DURABLE_AGENT_CODEC_KEYS: `chaos:${randomBytes(32).toString('base64')}` };
 const log = (m: string) => process.stderr.write(`[chaos] ${m}\n`);
 
 beforeAll(async () => {
@@ -72,7 +76,7 @@ beforeAll(async () => {
   cluster = await startCluster({ log });
   model = await startChaosModel({ script, latencyMs: () => between(200, 900) });
   connection = await Connection.connect(cluster.connectionOptions());
-  client = new Client({ connection, namespace: cluster.namespace });
+  client = new Client({ connection, namespace: cluster.namespace, dataConverter: dataConverterFromEnv(codecEnv) });
 }, 10 * 60_000);
 
 afterAll(async () => {
@@ -87,6 +91,7 @@ test(`${RUNS} runs on ${WORKERS} workers survive worker kills, a server restart 
   const fleet = new WorkerFleet(() => ({
     ...cluster.env,
     ...deployedWorkerEnv(),
+    ...codecEnv,
     TEMPORAL_TASK_QUEUE: taskQueue,
     DA_TEST_WORKFLOW_BUNDLE: testBundlePath(),
     ANTHROPIC_BASE_URL: model.url,
@@ -107,8 +112,9 @@ test(`${RUNS} runs on ${WORKERS} workers survive worker kills, a server restart 
           model: 'claude-sonnet-5-5',
           workspace,
           maxIterations: 20,
-          // Liveness in seconds, not a minute: a killed worker's calls are retried soon.
-          timeouts: { modelHeartbeatSeconds: 3, toolHeartbeatSeconds: 3 },
+          // Liveness in seconds, not a minute, so a killed worker's calls are retried soon; not fewer,
+          // as a loaded machine (CI runs other test files alongside) delays heartbeats by seconds.
+          timeouts: { modelHeartbeatSeconds: 10, toolHeartbeatSeconds: 10 },
         };
         const handle = await client.workflow.start(WORKFLOW_TYPE, {
           taskQueue,
@@ -119,36 +125,51 @@ test(`${RUNS} runs on ${WORKERS} workers survive worker kills, a server restart 
       }),
     );
 
-    // The chaos: a worker SIGKILLed every 3-7 s (and a new one started), the Temporal server
+    // The chaos: a polling worker SIGKILLed every 5-10 s (and a new one started), the Temporal server
     // restarted once a quarter of the turns are answered, PostgreSQL crashed once half are.
     const events: string[] = [];
     let done = false;
     let finished = 0;
     const progress = () => new Set(model.calls.map((c) => `${c.run}/${c.turn}`)).size / (RUNS * TURNS);
+    const event = (text: string) => {
+      events.push(text);
+      log(text);
+    };
+    const ticker = setInterval(
+      () =>
+        log(
+          `${(progress() * 100).toFixed(0)} % of turns asked, ${finished}/${RUNS} runs done, ${model.calls.length} model requests`,
+        ),
+      20_000,
+    );
     const chaos = (async () => {
       let serverRestarted = false;
       let postgresRestarted = false;
       while (!done) {
-        await sleep(between(3000, 7000));
+        await sleep(between(5000, 10_000));
         if (done) break;
         const at = `${((Date.now() - began) / 1000).toFixed(0)} s, ${(progress() * 100).toFixed(0)} % of turns`;
         if (!serverRestarted && progress() >= 0.25) {
           serverRestarted = true;
           const t0 = Date.now();
           await cluster.restartServer();
-          events.push(`server restart at ${at} (${finished} runs done; down ${Date.now() - t0} ms)`);
+          event(`server restart at ${at} (${finished} runs done; down ${Date.now() - t0} ms)`);
         } else if (!postgresRestarted && progress() >= 0.5) {
           postgresRestarted = true;
           const t0 = Date.now();
           await cluster.restartPostgres('immediate');
-          events.push(`PostgreSQL crash + restart at ${at} (${finished} runs done; down ${Date.now() - t0} ms)`);
+          event(`PostgreSQL crash + restart at ${at} (${finished} runs done; down ${Date.now() - t0} ms)`);
         } else {
-          const i = between(0, WORKERS);
+          // Kill only a worker that is polling, and keep one polling: a new process takes tens of
+          // seconds to start on a loaded machine, and killing starting ones would test nothing.
+          const polling = await pollingWorkers(workers);
+          if (polling.length < 2) continue;
+          const i = polling[between(0, polling.length)]!;
           const victim = workers[i]!;
           victim.kill('SIGKILL');
           await victim.exited;
           workers[i] = fleet.start();
-          events.push(`SIGKILL worker ${i + 1} (pid ${victim.pid}) at ${at}`);
+          event(`SIGKILL worker ${i + 1} (pid ${victim.pid}) at ${at}`);
         }
       }
       return { serverRestarted, postgresRestarted };
@@ -163,8 +184,13 @@ test(`${RUNS} runs on ${WORKERS} workers survive worker kills, a server restart 
       }),
     );
     done = true;
+    clearInterval(ticker);
     const chaosDone = await chaos;
-    log(events.join('\n[chaos] '));
+    for (const r of results) {
+      if (!(r.result instanceof Error)) continue;
+      const turns = model.calls.filter((c) => c.run === r.name).map((c) => c.turn);
+      log(`${r.name} did not complete (${r.result.message}); its last model turn: ${Math.max(0, ...turns)}`);
+    }
 
     // 30/30 complete, each with the script's final answer.
     const outcomes = results.map((r) =>
@@ -244,14 +270,38 @@ test(`${RUNS} runs on ${WORKERS} workers survive worker kills, a server restart 
 
 /** A run's result, waiting through server restarts (the client's own retries give up after seconds). */
 async function resultOf(handle: WorkflowHandle, deadline: number): Promise<AgentRunResult> {
-  for (;;) {
-    try {
-      return (await handle.result()) as AgentRunResult;
-    } catch (err) {
-      if (err instanceof WorkflowFailedError || Date.now() > deadline) throw err;
-      await sleep(1000);
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), deadline - Date.now());
+  try {
+    for (;;) {
+      try {
+        return (await client.withAbortSignal(abort.signal, () => handle.result())) as AgentRunResult;
+      } catch (err) {
+        if (abort.signal.aborted) throw new Error('still running at the test deadline');
+        if (err instanceof WorkflowFailedError) throw err;
+        await sleep(1000);
+      }
     }
+  } finally {
+    clearTimeout(timer);
   }
+}
+
+/** Indexes of the workers that poll their task queue (printed it) and are still alive. */
+async function pollingWorkers(workers: WorkerProcess[]): Promise<number[]> {
+  const polling: number[] = [];
+  for (const [i, w] of workers.entries()) {
+    const alive = w.child.exitCode === null && w.child.signalCode === null;
+    if (
+      alive &&
+      (await w.ready(1).then(
+        () => true,
+        () => false,
+      ))
+    )
+      polling.push(i);
+  }
+  return polling;
 }
 
 function sleep(ms: number): Promise<void> {
