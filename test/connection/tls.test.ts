@@ -193,19 +193,51 @@ test('an API key goes as authorization: Bearer on every call of client and worke
 test('settings that cannot be used: one line and exit code 2 before anything connects', async () => {
   const file = path.join(configDir, 'broken.toml');
   writeFileSync(file, '[profile.default\naddress = "x"\n');
-  const cases: [Record<string, string>, RegExp][] = [
-    [{ TEMPORAL_CONFIG_FILE: file }, /^error: cannot parse .*broken\.toml as TOML \(line 1/],
-    [{ TEMPORAL_PROFILE: 'nope' }, /^error: no profile 'nope' in /],
+  const profiles = path.join(configDir, 'profiles.toml');
+  writeFileSync(profiles, '[profile.a]\naddress = "127.0.0.1:1"\n[profile.b]\naddress = "127.0.0.1:2"\n');
+  const cases: [string[], Record<string, string>, RegExp][] = [
+    [[], { TEMPORAL_CONFIG_FILE: file }, /^error: cannot parse .*broken\.toml as TOML \(line 1/],
+    [[], { TEMPORAL_PROFILE: 'nope' }, /^error: no profile 'nope' in /],
     [
+      ['--profile', 'c'],
+      { TEMPORAL_CONFIG_FILE: profiles },
+      /^error: no profile 'c' in .*profiles\.toml; its profiles: a, b$/,
+    ],
+    [
+      [],
       { TEMPORAL_TLS_SERVER_CA_CERT_PATH: '/nonexistent/ca.pem' },
-      /^error: cannot read the TLS certificate file \/nonexistent\/ca\.pem/,
+      /^error: cannot read the TLS certificate file \/nonexistent\/ca\.pem \(TEMPORAL_TLS_SERVER_CA_CERT_PATH\): no such file$/,
     ],
   ];
-  for (const [env, expected] of cases) {
-    const out = await processes.durableAgent(['status', 'any-run'], env);
+  for (const [flags, env, expected] of cases) {
+    const out = await processes.durableAgent([...flags, 'status', 'any-run'], env);
     expect(oneLineError(out)).toMatch(expected);
     expect(out.code).toBe(2);
   }
+});
+
+test('--profile P on the command line wins over TEMPORAL_PROFILE (the status of a run over mTLS)', async () => {
+  const file = path.join(configDir, 'flag.toml');
+  writeFileSync(
+    file,
+    [
+      '[profile.secure]',
+      `address = "${mtls.address}"`,
+      '[profile.secure.tls]',
+      `server_ca_cert_path = "${pki.caCert}"`,
+      `client_cert_path = "${pki.clientCert}"`,
+      `client_key_path = "${pki.clientKey}"`,
+      '',
+    ].join('\n'),
+  );
+  const before = mtls.forwarded();
+  const out = await processes.durableAgent(['status', '--profile', 'secure', 'no-such-run-42'], {
+    TEMPORAL_CONFIG_FILE: file,
+    TEMPORAL_PROFILE: 'absent',
+  });
+  expect(oneLineError(out)).toMatch(/^error: no such run: .*no-such-run-42/);
+  expect(out.code).toBe(1);
+  expect(mtls.forwarded()).toBeGreaterThan(before);
 });
 
 test('bench and soak: the server the environment names is reached with its TLS settings', async () => {
