@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm start -- "<prompt>"`: set up what is missing, then run the agent with an in-process worker,
-// starting the embedded Temporal dev server when none answers at TEMPORAL_ADDRESS.
+// starting the embedded Temporal dev server when none answers at a loopback TEMPORAL_ADDRESS and
+// neither TLS nor an API key is configured (docs/connection.md).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
