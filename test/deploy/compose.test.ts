@@ -19,6 +19,8 @@ import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/shared/search-attributes
 import {
   COMPOSE_FILE,
   ROOT,
+  composeCommand,
+  dockerfileInstructions as instructions,
   dependsOn,
   environment,
   leaves,
@@ -270,18 +272,6 @@ describe('docker-compose.yml', () => {
 });
 
 describe('Dockerfile', () => {
-  async function instructions(): Promise<Array<{ op: string; args: string }>> {
-    const text = (await fs.readFile(path.join(ROOT, 'Dockerfile'), 'utf8')).replace(/\\\n/g, ' ');
-    return text
-      .split('\n')
-      .map((line) => line.trim())
-      .filter((line) => line && !line.startsWith('#'))
-      .map((line) => {
-        const [op = '', ...rest] = line.split(/\s+/);
-        return { op: op.toUpperCase(), args: rest.join(' ') };
-      });
-  }
-
   test('is multi-stage: the runtime stage runs the worker from the compiled build, with openssl and bubblewrap', async () => {
     const all = await instructions();
     const stages = all.filter((i) => i.op === 'FROM');
@@ -328,14 +318,6 @@ describe('Dockerfile', () => {
     }
   });
 });
-
-function composeCommand(): { cmd: string; args: string[] } | undefined {
-  if (spawnSync('docker', ['compose', 'version'], { stdio: 'ignore' }).status === 0)
-    return { cmd: 'docker', args: ['compose'] };
-  if (spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0)
-    return { cmd: 'docker-compose', args: [] };
-  return undefined;
-}
 
 const compose = composeCommand();
 (compose ? test : test.skip)(

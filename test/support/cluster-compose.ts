@@ -2,6 +2,7 @@
  * docker-compose.yml as `docker compose` reads it (its own interpolation, no `.env` file), for
  * test/deploy/compose.test.ts: there is no Docker engine in CI, so the file is checked as data.
  */
+import { spawnSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
@@ -120,4 +121,26 @@ export function leaves(value: unknown, prefix = ''): Map<string, unknown> {
     out.set(prefix, value);
   }
   return out;
+}
+
+/** The Dockerfile's instructions (continuation lines joined, comments dropped). */
+export async function dockerfileInstructions(): Promise<Array<{ op: string; args: string }>> {
+  const text = (await fs.readFile(path.join(ROOT, 'Dockerfile'), 'utf8')).replace(/\\\n/g, ' ');
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => {
+      const [op = '', ...rest] = line.split(/\s+/);
+      return { op: op.toUpperCase(), args: rest.join(' ') };
+    });
+}
+
+/** `docker compose` or `docker-compose`, when either is installed. */
+export function composeCommand(): { cmd: string; args: string[] } | undefined {
+  if (spawnSync('docker', ['compose', 'version'], { stdio: 'ignore' }).status === 0)
+    return { cmd: 'docker', args: ['compose'] };
+  if (spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0)
+    return { cmd: 'docker-compose', args: [] };
+  return undefined;
 }
