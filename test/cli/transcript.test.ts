@@ -158,6 +158,49 @@ test('a compaction is marked where the summary replaced the earlier turns, and b
   expect(markdown.indexOf('**Compaction**')).toBeGreaterThan(markdown.indexOf('### 5 · user'));
 });
 
+test('a long run that both compacts and continues as new: every call saw a window of the transcript', async () => {
+  const turns = 24;
+  let turn = 0;
+  const step: ScriptStep = (request) => {
+    if (isClosing(request)) return text(`Summary after ${turn} turns.`);
+    turn++;
+    return turn > turns
+      ? text('done')
+      : toolUse([{ id: `toolu_${turn}`, name: 'lines', input: { count: 60, tag: `t${turn}` } }]);
+  };
+  const model = new ScriptedModel(Array.from({ length: 2 * turns }, () => step));
+  const handle = await withWorker(suite.env, { model, deps: { tools: registryWithLines() } }, async (tq) => {
+    const h = await start(tq, { compactAtBytes: 10_000, continueAsNewAfter: { events: 60 } });
+    await h.result();
+    return h;
+  });
+  const { json } = await transcriptOf(handle.workflowId);
+  expect(json.executions.length).toBeGreaterThanOrEqual(2);
+  expect(json.compactions.length).toBeGreaterThanOrEqual(2);
+  expect(
+    json.compactions.every((c) => c.kind === 'summary' && /^Summary after \d+ turns\.$/.test(c.summary ?? '')),
+  ).toBe(true);
+  const calls = model.requests.filter((r) => !isClosing(r));
+  const at = json.compactions.at(-1)!.atIndex;
+  expect(json.messages.slice(at)).toEqual([
+    ...calls.at(-1)!.messages,
+    { role: 'assistant', content: [{ type: 'text', text: 'done' }] },
+  ]);
+  // Each call's conversation starts where a compaction (or the run) started and runs on from there.
+  const starts = [0, ...json.compactions.map((c) => c.atIndex)];
+  for (const request of calls) {
+    expect(
+      starts.some(
+        (s) => JSON.stringify(json.messages.slice(s, s + request.messages.length)) === JSON.stringify(request.messages),
+      ),
+    ).toBe(true);
+  }
+  // Every turn's output is there whole (the latest results before a compaction are also quoted in the compacted turn).
+  const all = JSON.stringify(json.messages);
+  for (let i = 1; i <= turns; i++) expect(all).toContain(`t${i} line 1\\nt${i} line 2`);
+  for (let i = 1; i <= turns; i++) expect(all).toContain(`t${i} line 60`);
+});
+
 test('a run at its iteration limit ends with the closing summary, kept apart from the conversation', async () => {
   const model = new ScriptedModel([
     toolUse([{ id: 'toolu_1', name: 'lines', input: { count: 1, tag: 'one' } }]),
