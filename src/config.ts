@@ -89,6 +89,10 @@ export function loadConnectionConfig(options: LoadConnectionOptions = {}): Tempo
   const connect = toClientOptions(withCertificatesRead(profile, env));
   const { address, tls, apiKey } = connect.connectionOptions;
   const metadata = profile.grpcMeta;
+  if (address && !/^(\[[^\]]+\]|[^:\s]+):\d{1,5}$/.test(address)) {
+    const from = env.TEMPORAL_ADDRESS !== undefined ? 'TEMPORAL_ADDRESS' : `the profile's address`;
+    throw new ConnectionConfigError(`${from} must be host:port (e.g. 127.0.0.1:7233), got '${address}'`);
+  }
   return {
     address: address || DEFAULT_TEMPORAL_ADDRESS,
     namespace: connect.namespace || DEFAULT_NAMESPACE,

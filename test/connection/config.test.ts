@@ -187,6 +187,10 @@ test('booleans are 1/0/true/false, and host verification cannot be turned off', 
   );
   expect(load({ TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: '0' }).tls).toBeTruthy();
   expect(refusal({}, '')).toBe('--profile needs a name');
+  expect(refusal({ TEMPORAL_ADDRESS: 'temporal.example.com' })).toBe(
+    "TEMPORAL_ADDRESS must be host:port (e.g. 127.0.0.1:7233), got 'temporal.example.com'",
+  );
+  expect(load({ TEMPORAL_ADDRESS: '[::1]:7233' }).address).toBe('[::1]:7233');
 });
 
 test('a description never holds a key, a certificate or a metadata value', () => {
