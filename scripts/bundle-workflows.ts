@@ -1,6 +1,7 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { FAILURE_CONVERTER_PATH } from '../src/codec';
 
 /**
  * Bundles the workflow code once, so workers start without webpack. Run by `npm run build`
@@ -8,10 +9,16 @@ import * as path from 'node:path';
  */
 async function main(): Promise<void> {
   const workflowsPath = path.resolve(__dirname, '..', 'src', 'workflows');
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
-  const target = path.resolve(__dirname, '..', 'workflow-bundle.js');
-  await fs.writeFile(target, code);
-  process.stdout.write(`workflow bundle: ${target} (${(code.length / 1024).toFixed(0)} KiB)\n`);
+  for (const [file, options] of [
+    ['workflow-bundle.js', {}],
+    // Workers with the encryption codec: workflow failures are converted (and encrypted) in the sandbox.
+    ['workflow-bundle-codec.js', { failureConverterPath: FAILURE_CONVERTER_PATH }],
+  ] as const) {
+    const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger, ...options });
+    const target = path.resolve(__dirname, '..', file);
+    await fs.writeFile(target, code);
+    process.stdout.write(`workflow bundle: ${target} (${(code.length / 1024).toFixed(0)} KiB)\n`);
+  }
 }
 
 const noop = () => {};

@@ -50,7 +50,8 @@ export interface AgentWorkerOptions {
   /**
    * Also poll a queue of this worker's own, and have runs send their next model and tool calls
    * there, so they find their conversation in this worker's cache (see README, "Several workers").
-   * Default: `DURABLE_AGENT_STICKY_ACTIVITIES` (off unless `1`/`true`).
+   * Default: `DURABLE_AGENT_STICKY_ACTIVITIES` (on unless `0`/`false`): with several workers and no
+   * eager dispatch, a run's history stays linear only when its calls follow its workflow's worker.
    */
   stickyActivities?: boolean;
   /**
@@ -121,7 +122,7 @@ export interface WorkerSettings {
   shutdownGraceMs: number;
   /** `DURABLE_AGENT_MODEL_IDLE_TIMEOUT`: abort a model response that sends no bytes for this long (default 90 s). */
   modelIdleTimeoutMs?: number;
-  /** `DURABLE_AGENT_STICKY_ACTIVITIES=1`: route runs' calls to the worker holding their conversation. */
+  /** Route runs' calls to the worker holding their conversation; `DURABLE_AGENT_STICKY_ACTIVITIES=0` turns it off. */
   stickyActivities: boolean;
 }
 
@@ -136,7 +137,7 @@ export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSett
   });
   return {
     shutdownGraceMs: grace ?? DEFAULT_SHUTDOWN_GRACE_MS,
-    stickyActivities: /^(1|true|yes|on)$/i.test(env.DURABLE_AGENT_STICKY_ACTIVITIES ?? ''),
+    stickyActivities: !/^(0|false|no|off)$/i.test(env.DURABLE_AGENT_STICKY_ACTIVITIES?.trim() ?? ''),
     ...(idle !== undefined ? { modelIdleTimeoutMs: idle } : {}),
   };
 }
@@ -171,15 +172,23 @@ export function formatMs(ms: number): string {
   return ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(1)}s`;
 }
 
-/** The bundle `npm run build` writes next to the compiled worker, if present. */
-export function prebuiltBundlePath(): string | undefined {
-  const candidate = path.join(__dirname, '..', 'workflow-bundle.js');
+/**
+ * The bundle `npm run build` writes next to the compiled worker, if present. A worker whose data
+ * converter has a failure converter (the encryption codec) needs the bundle built with it, since
+ * workflow failures are converted inside the sandbox: `workflow-bundle-codec.js`.
+ */
+export function prebuiltBundlePath(withFailureConverter = false): string | undefined {
+  const candidate = path.join(
+    __dirname,
+    '..',
+    withFailureConverter ? 'workflow-bundle-codec.js' : 'workflow-bundle.js',
+  );
   return existsSync(candidate) ? candidate : undefined;
 }
 
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
   const log = Runtime.instance().logger;
-  const bundle = options.workflowBundlePath ?? prebuiltBundlePath();
+
   const graceMs =
     options.shutdownGraceTime !== undefined ? msToNumber(options.shutdownGraceTime) : workerSettings().shutdownGraceMs;
   const sticky = options.stickyActivities ?? workerSettings().stickyActivities;
@@ -188,6 +197,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     : undefined;
   const activities = createActivities({ ...options.deps, ...(stickyQueue ? { workerQueue: stickyQueue } : {}) });
   const dataConverter = options.dataConverter ?? dataConverterFromEnv();
+  const bundle = options.workflowBundlePath ?? prebuiltBundlePath(dataConverter?.failureConverterPath !== undefined);
   const common = {
     connection: options.connection,
     namespace: options.namespace,

@@ -1,7 +1,12 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { parseArgs } from 'node:util';
 import { RunEndedError, connectClient, getRun, runResult } from '../client';
-import { temporalConfig } from '../config';
+import { ConnectionConfigError, describeConnection, loadConnectionConfig, mayStartEmbeddedServer } from '../config';
+import { TOOL_PROTOCOLS, type ToolProtocol } from '../shared';
+import { CodecKeysError } from '../codec';
+import { codecServerCommand } from './codec-server-command';
+import { streamSink } from './live-text';
+import { stdoutWriter, transcriptCommand } from './transcript';
 import { isReachable, runForegroundDevServer, webUiLink } from '../server/dev-server';
 import { formatStatusReport } from './format';
 import { DEFAULT_LIST_LIMIT, RUN_STATUSES, isRunStatus, listCommand } from './list-command';
@@ -17,8 +22,10 @@ Usage:
   durable-agent run "<prompt>" | --prompt-file F|- [--model M] [--max-iterations N] [--max-budget-usd X]
                                [--max-tokens N] [--workspace DIR] [--system S] [--id ID] [--detach] [--json]
                                [--no-inline-worker] [--session] [--approve] [--approval-timeout SECONDS]
-                               [--require-done-tool] [--network]
+                               [--require-done-tool] [--network] [--tool-protocol native|xml]
+                               [--system-replace S] [--max-session-iterations N]
   durable-agent follow <id> [--json]
+  durable-agent transcript <id> [--json]      (every message of a run in full; no worker needed)
   durable-agent send <id> "<message>"
   durable-agent approve <id> <toolUseId>
   durable-agent deny <id> <toolUseId> [--reason R]
@@ -29,9 +36,14 @@ Usage:
   durable-agent list [--status S] [--limit N] [--query Q] [--json]
   durable-agent worker
   durable-agent server [--ui-port N] [--db-filename FILE]
+  durable-agent codec-server [--port N]       (decrypts payloads for the Web UI; see docs/encryption.md)
 
-Environment: TEMPORAL_ADDRESS (127.0.0.1:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_TASK_QUEUE
-(durable-agent), ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DURABLE_AGENT_MODEL, TEMPORAL_UI_URL.`;
+Every command takes --profile P: a connection profile of the Temporal config file (docs/connection.md).
+
+Environment: the Temporal connection as the temporal CLI reads it (TEMPORAL_ADDRESS 127.0.0.1:7233,
+TEMPORAL_NAMESPACE default, TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE),
+TEMPORAL_TASK_QUEUE (durable-agent), ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL,
+DURABLE_AGENT_MODEL, DURABLE_AGENT_CODEC_KEYS, DURABLE_AGENT_SANDBOX, TEMPORAL_UI_URL.`;
 
 /** Raised for bad command lines: printed with the usage, exit code 2. */
 class UsageError extends Error {}
@@ -51,9 +63,40 @@ function requireId(positionals: string[], command: string): string {
   return id;
 }
 
+/** `--profile P` (or `--profile=P`) anywhere on the command line: taken out before the command parses the rest. */
+function takeProfile(argv: string[]): { args: string[]; profile?: string } {
+  const args: string[] = [];
+  let profile: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--profile') {
+      profile = argv[++i];
+      if (profile === undefined) throw new UsageError('--profile needs a profile name');
+    } else if (arg.startsWith('--profile=')) {
+      profile = arg.slice('--profile='.length);
+    } else {
+      args.push(arg);
+    }
+  }
+  return { args, ...(profile !== undefined ? { profile } : {}) };
+}
+
+function toolProtocolFlag(value: string | undefined): ToolProtocol | undefined {
+  if (value === undefined) return undefined;
+  if (!(TOOL_PROTOCOLS as readonly string[]).includes(value)) {
+    throw new UsageError(`--tool-protocol must be one of ${TOOL_PROTOCOLS.join(', ')}; got '${value}'`);
+  }
+  return value as ToolProtocol;
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  const config = temporalConfig();
+  const { args, profile } = takeProfile(argv);
+  const [command, ...rest] = args;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  const config = loadConnectionConfig(profile !== undefined ? { profile } : {});
   const say = (line: string) => process.stdout.write(`${line}\n`);
   switch (command) {
     case 'run': {
@@ -77,6 +120,9 @@ export async function main(argv: string[]): Promise<number> {
           'approval-timeout': { type: 'string' },
           'prompt-file': { type: 'string' },
           network: { type: 'boolean', default: false },
+          'tool-protocol': { type: 'string' },
+          'system-replace': { type: 'string' },
+          'max-session-iterations': { type: 'string' },
         },
       });
       const promptFile = values['prompt-file'];
@@ -109,6 +155,11 @@ export async function main(argv: string[]): Promise<number> {
           requireDoneTool: values['require-done-tool'] ?? false,
           approvalTimeoutSeconds: numberFlag('approval-timeout', values['approval-timeout'], false),
           network: values.network ?? false,
+          toolProtocol: toolProtocolFlag(values['tool-protocol']),
+          maxSessionIterations: numberFlag('max-session-iterations', values['max-session-iterations'], true),
+          ...(values['system-replace'] !== undefined
+            ? { systemPrompt: values['system-replace'], systemReplace: true }
+            : {}),
         },
         config,
       );
@@ -141,8 +192,26 @@ export async function main(argv: string[]): Promise<number> {
       });
       const id = requireId(positionals, 'follow');
       const out = values.json ? (line: string) => process.stderr.write(`${line}\n`) : say;
-      const followed = await follow(getRun(await connectClient(config), id), out);
+      const followed = await follow(getRun(await connectClient(config), id), out, {
+        live: streamSink(values.json ? process.stderr : process.stdout),
+        json: values.json ?? false,
+      });
       return reportResult(followed.result, webUiLink(config.namespace, id), values.json ?? false, followed.shownAnswer);
+    }
+    case 'transcript': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { json: { type: 'boolean', default: false } },
+      });
+      const id = requireId(positionals, 'transcript');
+      return transcriptCommand(await connectClient(config), id, { json: values.json ?? false }, stdoutWriter());
+    }
+    case 'codec-server': {
+      const { values } = parseArgs({ args: rest, options: { port: { type: 'string' } } });
+      const port = numberFlag('port', values.port, true);
+      if (port !== undefined && (port < 0 || port > 65535)) throw new UsageError(`--port must be 0-65535, got ${port}`);
+      return codecServerCommand(port !== undefined ? { port } : {});
     }
     case 'send': {
       const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
@@ -211,6 +280,11 @@ export async function main(argv: string[]): Promise<number> {
         say(`A Temporal server already answers at ${config.address}.`);
         return 0;
       }
+      if (!mayStartEmbeddedServer(config)) {
+        throw new UsageError(
+          `the embedded dev server serves plaintext on a loopback address; the connection asks for ${describeConnection(config)}`,
+        );
+      }
       say(
         `Starting the Temporal dev server at ${config.address}; Web UI at http://127.0.0.1:${values['ui-port'] ?? 8233}`,
       );
@@ -222,12 +296,6 @@ export async function main(argv: string[]): Promise<number> {
         log: say,
       });
     }
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      say(USAGE);
-      return command === undefined ? 2 : 0;
     default:
       throw new UsageError(`unknown command '${command}'`);
   }
@@ -255,7 +323,7 @@ export function runCli(argv: string[]): void {
         process.stderr.write(`error: ${(e as Error).message}\n\n${USAGE}\n`);
         return exitWhenFlushed(2);
       }
-      if (e instanceof PromptRefused) {
+      if (e instanceof PromptRefused || e instanceof ConnectionConfigError || e instanceof CodecKeysError) {
         process.stderr.write(`error: ${e.message}\n`);
         return exitWhenFlushed(2);
       }

@@ -3,8 +3,8 @@ import { newRunId, queryEvents, runResult, startRun, interruptRun, type AgentHan
 import type { TemporalConfig } from '../config';
 import { anthropicKeyPresent } from '../models';
 import { isReachable, webUiLink } from '../server/dev-server';
-import type { AgentRunInput, AgentRunResult } from '../shared';
-import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL, parseRunInput } from '../shared';
+import type { AgentRunInput, AgentRunResult, ToolProtocol } from '../shared';
+import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL, contextWindowSetting, parseRunInput } from '../shared';
 import type { AgentWorker } from '../worker';
 import { ensureServer, startInlineWorker } from './environment';
 import { checkPromptSize } from './prompt-source';
@@ -33,6 +33,12 @@ export interface RunFlags {
   approvalTimeoutSeconds?: number;
   /** Commands (bash) may use the network; the sandbox gives them none otherwise. */
   network: boolean;
+  /** `xml`: the text tool protocol, for models without native tool calling (docs/models.md). */
+  toolProtocol?: ToolProtocol;
+  /** `systemPrompt` replaces the assembled system prompt (`--system-replace`) instead of adding to it. */
+  systemReplace?: boolean;
+  /** A session's bound across all its messages (`maxIterations` then bounds each message). */
+  maxSessionIterations?: number;
 }
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -48,6 +54,13 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
   // With --json, stdout carries only the result; everything else goes to stderr.
   const out = flags.json ? err : (line: string) => process.stdout.write(`${line}\n`);
   const { model, offline } = chooseModel(flags.model);
+  let contextWindow: number | undefined;
+  try {
+    contextWindow = contextWindowSetting(process.env);
+  } catch (e) {
+    err(`error: ${(e as Error).message}`);
+    return 2;
+  }
   const input: AgentRunInput = {
     prompt: flags.prompt,
     model,
@@ -67,6 +80,11 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
     ...(flags.requireDoneTool ? { requireDoneTool: true } : {}),
     ...(flags.approvalTimeoutSeconds !== undefined ? { approvalTimeoutSeconds: flags.approvalTimeoutSeconds } : {}),
     ...(flags.network ? { network: true } : {}),
+    ...(flags.toolProtocol ? { toolProtocol: flags.toolProtocol } : {}),
+    ...(flags.systemReplace ? { systemReplace: true } : {}),
+    ...(flags.maxSessionIterations !== undefined ? { maxSessionIterations: flags.maxSessionIterations } : {}),
+    // A context window for a model the table does not know (docs/models.md).
+    ...(contextWindow !== undefined ? { contextWindowTokens: contextWindow } : {}),
   };
   // Named and refused here, before a server or worker is started for nothing.
   checkPromptSize(flags.prompt);

@@ -13,6 +13,7 @@ import { sandboxStatus } from '../tools/sandbox';
 import {
   SHUTDOWN_FORCE_MARGIN_MS,
   type AgentWorker,
+  connectWorker,
   createAgentWorker,
   defaultActivityDeps,
   formatMs,
@@ -151,14 +152,14 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   async function connectWithRetry(): Promise<NativeConnection | undefined> {
     for (let attempt = 1; !stopping; attempt++) {
       try {
-        const connection = await NativeConnection.connect({ address });
+        const connection = await connectWorker(options.config);
         if (attempt > 1) out(`Connected to the Temporal server at ${address}.`);
         return connection;
       } catch (err) {
         const delay = backoff(attempt);
         out(
           `No Temporal server answers at ${address} (${firstLine(err)}); retrying in ${formatMs(delay)} ` +
-            `(attempt ${attempt}). Check TEMPORAL_ADDRESS if this goes on.`,
+            `(attempt ${attempt}). Check TEMPORAL_ADDRESS or the profile if this goes on.`,
         );
         await pause(delay);
       }

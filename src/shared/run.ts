@@ -124,6 +124,7 @@ export const agentRunInputSchema = z
       .string()
       .min(1, 'model must be a non-empty model id such as claude-sonnet-5-5')
       .max(200, 'model must be at most 200 characters')
+      .refine((m) => !/^openai:\s*$/.test(m), { message: "model 'openai:' needs a model name: openai:<model>" })
       .optional(),
     systemPrompt: z
       .string()

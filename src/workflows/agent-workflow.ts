@@ -101,7 +101,8 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     {
       model,
       system: input.systemPrompt,
-      toolNames: input.tools,
+      // Under the text protocol the model is shown exactly the tools the run lets it call.
+      toolNames: textTools ? [...(input.tools ?? BUILTIN_TOOL_NAMES)] : input.tools,
       extraToolNames: requireDone ? [DONE_TOOL_NAME] : undefined,
       maxTokens,
       sticky: flags.sticky,
