@@ -14,17 +14,23 @@ import type { ContentBlock, Message, ToolResultBlock } from './messages';
 /** The chain value of an empty conversation. */
 export const ROOT_HASH = '0';
 
+/**
+ * `Math.imul`, bound once: inside the workflow sandbox (and jest's VM) every `Math.imul` in the loop
+ * below was a global lookup through the sandbox's global object, which made hashing ~100× slower.
+ */
+const imul = Math.imul;
+
 /** cyrb53: a fast, well-mixed 53-bit string hash. Deterministic; not cryptographic (it guards consistency, not trust). */
 export function hashString(text: string, seed = 0): string {
   let h1 = 0xdeadbeef ^ seed;
   let h2 = 0x41c6ce57 ^ seed;
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ ch, 2654435761);
-    h2 = Math.imul(h2 ^ ch, 1597334677);
+    h1 = imul(h1 ^ ch, 2654435761);
+    h2 = imul(h2 ^ ch, 1597334677);
   }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  h1 = imul(h1 ^ (h1 >>> 16), 2246822507) ^ imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = imul(h2 ^ (h2 >>> 16), 2246822507) ^ imul(h1 ^ (h1 >>> 13), 3266489909);
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
 }
 
