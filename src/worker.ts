@@ -49,7 +49,7 @@ export interface AgentWorkerOptions {
   identity?: string;
   /**
    * Also poll a queue of this worker's own, and have runs send their next model and tool calls
-   * there, so they find their conversation in this worker's cache (see README, "Several workers").
+   * there, so they find their conversation in this worker's cache (see docs/architecture.md, "History stays linear").
    * Default: `DURABLE_AGENT_STICKY_ACTIVITIES` (on unless `0`/`false`): with several workers and no
    * eager dispatch, a run's history stays linear only when its calls follow its workflow's worker.
    */

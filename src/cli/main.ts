@@ -222,7 +222,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     case 'end': {
       const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
-      return endCommand({ client: await connectClient(config), say }, requireId(positionals, 'end'));
+      const id = requireId(positionals, 'end');
+      return endCommand({ client: await connectClient(config), say }, id);
     }
     case 'approve':
     case 'deny': {

@@ -13,7 +13,7 @@ import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../supp
  *
  * The client here sends a signal every 300 ms. A flood faster than the worker can take in (back to
  * back, measured: 30 signals in about 3 s) can still reach the limit before the run can hand over:
- * Temporal records signals as they arrive. README Limits says so.
+ * Temporal records signals as they arrive. docs/limits.md says so.
  */
 
 let env: TestEnv;
