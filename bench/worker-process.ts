@@ -1,5 +1,6 @@
-import { NativeConnection } from '@temporalio/worker';
+import { connectWorker } from '../src/worker';
 import { createBenchModel } from './scenario';
+import { benchConnectionFor } from './server';
 import { createBenchWorker, installQuietRuntime, type Subject } from './workers';
 
 /**
@@ -27,9 +28,12 @@ async function main(): Promise<void> {
   installQuietRuntime();
   let peak = process.memoryUsage.rss();
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 25);
-  const connection = await NativeConnection.connect({ address: config.address });
+  // The bench server's connection (TLS, API key, namespace) when it is the configured external one.
+  const conn = benchConnectionFor(config.address);
+  const connection = await connectWorker(conn);
   const worker = await createBenchWorker({
     connection,
+    namespace: conn.namespace,
     taskQueue: config.taskQueue,
     bundlePath: config.bundlePath,
     subject: config.subject,
