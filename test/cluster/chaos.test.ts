@@ -47,15 +47,15 @@ const runName = (i: number) => `chaos-run-${String(i + 1).padStart(2, '0')}`;
 function script(run: string, turn: number): ToolCall | undefined {
   switch (turn) {
     case 1:
-      return bash(`echo '${run} t1 start' >> effects.log; sleep 1; echo '${run} t1 end' >> effects.log`);
+      return bash(`echo '${run} t1 start' >> effects.log; sleep 2; echo '${run} t1 end' >> effects.log`);
     case 2:
       return { name: 'write_file', input: { path: 'notes.md', content: `${run} draft\n` } };
     case 3:
       return { name: 'edit_file', input: { path: 'notes.md', old_string: 'draft', new_string: 'final' } };
     case 4:
-      return bash(`echo "${run} t4 $(cat notes.md)" >> effects.log; sleep 1`);
+      return bash(`echo "${run} t4 $(cat notes.md)" >> effects.log; sleep 2`);
     case 5:
-      return bash(`sleep 1; echo '${run} t5' >> effects.log`);
+      return bash(`sleep 2; echo '${run} t5' >> effects.log`);
     default:
       return undefined;
   }
@@ -125,8 +125,8 @@ test(`${RUNS} runs on ${WORKERS} workers survive worker kills, a server restart 
       }),
     );
 
-    // The chaos: a polling worker SIGKILLed every 5-10 s (and a new one started), the Temporal server
-    // restarted once a quarter of the turns are answered, PostgreSQL crashed once half are.
+    // The chaos: a polling worker SIGKILLed every 2-5 s (and a new one started); the Temporal server
+    // restarted once a quarter of the turns are asked, PostgreSQL crashed once half are.
     const events: string[] = [];
     let done = false;
     let finished = 0;
@@ -142,37 +142,42 @@ test(`${RUNS} runs on ${WORKERS} workers survive worker kills, a server restart 
         ),
       20_000,
     );
-    const chaos = (async () => {
+    const at = () => `${((Date.now() - began) / 1000).toFixed(0)} s, ${(progress() * 100).toFixed(0)} % of turns`;
+    const restarts = (async () => {
       let serverRestarted = false;
       let postgresRestarted = false;
-      while (!done) {
-        await sleep(between(5000, 10_000));
-        if (done) break;
-        const at = `${((Date.now() - began) / 1000).toFixed(0)} s, ${(progress() * 100).toFixed(0)} % of turns`;
+      while (!done && !postgresRestarted) {
+        await sleep(500);
         if (!serverRestarted && progress() >= 0.25) {
           serverRestarted = true;
+          const when = at();
           const t0 = Date.now();
           await cluster.restartServer();
-          event(`server restart at ${at} (${finished} runs done; down ${Date.now() - t0} ms)`);
-        } else if (!postgresRestarted && progress() >= 0.5) {
+          event(`server restart at ${when} (${finished} runs done; down ${Date.now() - t0} ms)`);
+        } else if (serverRestarted && progress() >= 0.5) {
           postgresRestarted = true;
+          const when = at();
           const t0 = Date.now();
           await cluster.restartPostgres('immediate');
-          event(`PostgreSQL crash + restart at ${at} (${finished} runs done; down ${Date.now() - t0} ms)`);
-        } else {
-          // Kill only a worker that is polling, and keep one polling: a new process takes tens of
-          // seconds to start on a loaded machine, and killing starting ones would test nothing.
-          const polling = await pollingWorkers(workers);
-          if (polling.length < 2) continue;
-          const i = polling[between(0, polling.length)]!;
-          const victim = workers[i]!;
-          victim.kill('SIGKILL');
-          await victim.exited;
-          workers[i] = fleet.start();
-          event(`SIGKILL worker ${i + 1} (pid ${victim.pid}) at ${at}`);
+          event(`PostgreSQL crash + restart at ${when} (${finished} runs done; down ${Date.now() - t0} ms)`);
         }
       }
       return { serverRestarted, postgresRestarted };
+    })();
+    const kills = (async () => {
+      while (!done) {
+        await sleep(between(2000, 5000));
+        // Kill only a worker that is polling, and keep one polling: a new process takes tens of
+        // seconds to start on a loaded machine, and killing starting ones would test nothing.
+        const polling = await pollingWorkers(workers);
+        if (done || polling.length < 2) continue;
+        const i = polling[between(0, polling.length)]!;
+        const victim = workers[i]!;
+        victim.kill('SIGKILL');
+        await victim.exited;
+        workers[i] = fleet.start();
+        event(`SIGKILL worker ${i + 1} (pid ${victim.pid}) at ${at()}`);
+      }
     })();
 
     const deadline = began + TEST_BUDGET_MS - 30_000;
@@ -185,7 +190,7 @@ test(`${RUNS} runs on ${WORKERS} workers survive worker kills, a server restart 
     );
     done = true;
     clearInterval(ticker);
-    const chaosDone = await chaos;
+    const [chaosDone] = await Promise.all([restarts, kills]);
     for (const r of results) {
       if (!(r.result instanceof Error)) continue;
       const turns = model.calls.filter((c) => c.run === r.name).map((c) => c.turn);
@@ -233,6 +238,8 @@ test(`${RUNS} runs on ${WORKERS} workers survive worker kills, a server restart 
         .split('\n')
         .filter(Boolean);
       const duplicates = lines.filter((line, i) => lines.indexOf(line) !== i);
+      if (duplicates.length)
+        log(`${run.name} ran a side effect twice; its activities:\n${await activityTrace(run.handle)}`);
       expect([run.name, duplicates]).toEqual([run.name, []]);
       const outcome = (turn: number) => {
         const serial = accepted.get(`${run.name}/${turn}`)!;
@@ -285,6 +292,46 @@ async function resultOf(handle: WorkflowHandle, deadline: number): Promise<Agent
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A run's activity events (type, attempt, worker, time): what to look at when a side effect ran twice. */
+async function activityTrace(handle: WorkflowHandle): Promise<string> {
+  const history = await handle.fetchHistory();
+  const types = new Map<string, string>();
+  const lines: string[] = [];
+  for (const e of history.events ?? []) {
+    const time = new Date(Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6)
+      .toISOString()
+      .slice(11, 23);
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled)
+      types.set(
+        String(e.eventId),
+        `${scheduled.activityType?.name} ${scheduled.activityId} on ${scheduled.taskQueue?.name}`,
+      );
+    const started = e.activityTaskStartedEventAttributes;
+    if (started)
+      lines.push(
+        `${time} started ${types.get(String(started.scheduledEventId))} attempt ${started.attempt} by ${started.identity}`,
+      );
+    const ended =
+      e.activityTaskCompletedEventAttributes ??
+      e.activityTaskFailedEventAttributes ??
+      e.activityTaskTimedOutEventAttributes ??
+      e.activityTaskCanceledEventAttributes;
+    const timeout = e.activityTaskTimedOutEventAttributes?.failure?.timeoutFailureInfo?.timeoutType;
+    if (ended) {
+      const what = e.activityTaskCompletedEventAttributes
+        ? 'completed'
+        : timeout
+          ? `timed out (type ${timeout})`
+          : 'failed/canceled';
+      lines.push(`${time} ${what} ${types.get(String(ended.scheduledEventId))}`);
+    }
+    if (e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes)
+      lines.push(`${time} ${String(e.eventType)}`);
+  }
+  return lines.join('\n');
 }
 
 /** Indexes of the workers that poll their task queue (printed it) and are still alive. */
