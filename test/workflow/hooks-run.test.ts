@@ -9,11 +9,14 @@ import * as path from 'node:path';
 import type { FunctionHooks, HookEventPayload } from '../../src/hooks';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
 import { approveToolUpdate, endSessionUpdate, eventsQuery, sendMessageUpdate, type RunEvent } from '../../src/shared';
+import { message, startFakeAnthropic } from '../support/fake-anthropic';
+import { linesOf, startAgentRun, waitUntil } from '../support/fault-helpers';
 import { runResult, waitForState } from '../support/run-helpers';
-import { withWorker } from '../support/temporal';
+import { testAddress, testBundlePath, uniqueQueue, withWorker } from '../support/temporal';
+import { WorkerFleet } from '../support/worker-harness';
 import { useWorkflowSuite } from '../support/workflow-suite';
 
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 const { suite, start } = useWorkflowSuite('hooks-run');
 
 let settingsFile = '';
@@ -257,4 +260,61 @@ test('"continue": false from a Stop hook in a session ends the session, instead 
   });
   expect(result).not.toBe('still waiting');
   expect(result).toMatchObject({ exitReason: 'interrupted', finalText: 'Answer.' });
+});
+
+test('a worker SIGKILLed mid-PreToolUse hook: the call is denied (fail closed), not run, and the hook is not run again', async () => {
+  const fake = await startFakeAnthropic();
+  const queue = uniqueQueue('hook-kill');
+  const fleet = new WorkerFleet(() => ({
+    TEMPORAL_ADDRESS: testAddress(),
+    TEMPORAL_TASK_QUEUE: queue,
+    DA_TEST_WORKFLOW_BUNDLE: testBundlePath(),
+    ANTHROPIC_BASE_URL: fake.url,
+    ANTHROPIC_API_KEY: 'sk-test',
+    DURABLE_AGENT_SETTINGS: settingsFile,
+  }));
+  const hookLog = path.join(suite.workspace, 'hook.log');
+  const marker = path.join(suite.workspace, 'ran');
+  writeFileSync(
+    settingsFile,
+    json({
+      hooks: {
+        PreToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: `echo $$ >> ${hookLog}; sleep 50` }] }],
+      },
+    }),
+  );
+  fake.enqueue(
+    message([{ type: 'tool_use', id: 'k1', name: 'bash', input: { command: `touch ${marker}` } }]),
+    message('The call was denied.'),
+  );
+  try {
+    const first = fleet.start();
+    await first.ready();
+    const input = { prompt: 'touch it', model: 'claude-sonnet-5-5', workspace: suite.workspace };
+    const handle = await startAgentRun(suite.env.client, queue, input, 'hook-kill');
+    await waitUntil(async () => (await linesOf(hookLog)).length > 0, 'the hook to start', 30_000);
+    first.kill('SIGKILL');
+    await first.exited;
+    const second = fleet.start();
+    await second.ready();
+    const result = await runResult(handle);
+    expect(result).toMatchObject({ exitReason: 'completed', finalText: 'The call was denied.' });
+    expect(existsSync(marker)).toBe(false);
+    const toolResult = json(fake.requests[1]!.body.messages.at(-1));
+    expect(toolResult).toContain('"is_error":true');
+    expect(toolResult).toContain('hooks fail closed');
+    expect(await linesOf(hookLog)).toHaveLength(1);
+    expect(await hookActivities(handle.workflowId)).toEqual(['hook PreToolUse bash']);
+  } finally {
+    await fleet.stopAll();
+    await fake.close();
+    // The orphaned hook (its own process group, started by the killed worker) is ours to end.
+    for (const pid of await linesOf(hookLog)) {
+      try {
+        process.kill(-Number(pid), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
 });
