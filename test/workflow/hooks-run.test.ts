@@ -178,6 +178,26 @@ test('"continue": false from a PreToolUse hook: the call is not run', async () =
   expect(existsSync(marker)).toBe(false);
 });
 
+test('"continue": false from UserPromptSubmit on a sent message: the run ends, the model is not called with it', async () => {
+  const hooks: FunctionHooks = {
+    UserPromptSubmit: [{ run: (e) => (e.prompt === 'stop here' ? { continue: false, stopReason: 'closing' } : {}) }],
+  };
+  const model = new ScriptedModel([text('First.'), text('should not be called')]);
+  const result = await withWorker(suite.env, { model, deps: { hooks, settingsFile } }, async (tq) => {
+    const handle = await start(tq, { session: true });
+    await waitForState(handle, (s) => s.status === 'awaiting_input');
+    await handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'stop here' }] });
+    const ended = await Promise.race([
+      runResult(handle),
+      new Promise<'still waiting'>((r) => setTimeout(() => r('still waiting'), 8_000)),
+    ]);
+    if (ended === 'still waiting') await handle.executeUpdate(endSessionUpdate, { args: [{}] });
+    return ended;
+  });
+  expect(model.requests).toHaveLength(1);
+  expect(result).toMatchObject({ exitReason: 'interrupted', finalText: 'First.' });
+});
+
 test('PreToolUse ask with a rewritten input: the approval shows the rewritten input, and that is what runs', async () => {
   const hooks: FunctionHooks = {
     PreToolUse: [

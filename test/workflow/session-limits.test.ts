@@ -3,6 +3,7 @@
  * starts again per message; `maxSessionIterations` bounds the whole session), end to end with the
  * real workflow and worker, the scripted model and the real tools, across continue-as-new.
  */
+import type { FunctionHooks } from '../../src/hooks';
 import { ScriptedModel, text, toolUse, type ScriptStep } from '../../src/models/scripted';
 import {
   SUMMARY_INSTRUCTION,
@@ -106,4 +107,19 @@ test('across continue-as-new the per-message count carries: a long message still
     await handle.executeUpdate(endSessionUpdate, { args: [{}] });
     expect(await runResult(handle)).toMatchObject({ exitReason: 'completed', finalText: 'Third answer.' });
   });
+});
+
+test('the Stop-hook cap (8 blocks in a row) holds across continue-as-new', async () => {
+  const hooks: FunctionHooks = { Stop: [{ run: () => ({ decision: 'block', reason: 'keep going' }) }] };
+  const model = new ScriptedModel(Array.from({ length: 30 }, (_, i) => text(`answer ${i + 1}`)));
+  const settingsFile = `/nonexistent/durable-agent-settings-${Date.now()}.json`;
+  const result = await withWorker(suite.env, { model, deps: { hooks, settingsFile } }, async (tq) => {
+    const handle = await start(tq, { maxIterations: 30, continueAsNewAfter: { events: 50 } });
+    const res = await runResult(handle);
+    const events = (await handle.query(eventsQuery, {})).events;
+    expect(events.some((e) => e.kind === 'notice' && e.message.startsWith('continued as new'))).toBe(true);
+    return res;
+  });
+  // As without continue-as-new: the first answer and 8 blocked stops, then the run ends.
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'answer 9', iterations: 9 });
 });
