@@ -8,7 +8,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { FunctionHooks, HookEventPayload } from '../../src/hooks';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
-import { approveToolUpdate, endSessionUpdate, eventsQuery, sendMessageUpdate, type RunEvent } from '../../src/shared';
+import {
+  approveToolUpdate,
+  endSessionUpdate,
+  eventsQuery,
+  interruptSignal,
+  sendMessageUpdate,
+  type RunEvent,
+} from '../../src/shared';
 import { message, startFakeAnthropic } from '../support/fake-anthropic';
 import { linesOf, startAgentRun, waitUntil } from '../support/fault-helpers';
 import { runResult, waitForState } from '../support/run-helpers';
@@ -280,6 +287,31 @@ test('"continue": false from a Stop hook in a session ends the session, instead 
   });
   expect(result).not.toBe('still waiting');
   expect(result).toMatchObject({ exitReason: 'interrupted', finalText: 'Answer.' });
+});
+
+test('an interrupt while a PreToolUse hook runs stops the run promptly; the call is not run', async () => {
+  const marker = path.join(suite.workspace, 'ran');
+  const hookLog = path.join(suite.workspace, 'hook.log');
+  writeFileSync(
+    settingsFile,
+    json({
+      hooks: {
+        PreToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: `echo $$ >> ${hookLog}; sleep 30` }] }],
+      },
+    }),
+  );
+  const model = new ScriptedModel([toolUse([{ name: 'bash', input: { command: `touch ${marker}` } }]), text('x')]);
+  await withWorker(suite.env, { model, deps: { settingsFile } }, async (tq) => {
+    const handle = await start(tq);
+    await waitUntil(async () => (await linesOf(hookLog)).length > 0, 'the hook to start', 20_000);
+    const sentAt = Date.now();
+    await handle.signal(interruptSignal, { reason: 'stop' });
+    expect((await runResult(handle)).exitReason).toBe('interrupted');
+    // The hook (30 s) is cancelled and killed, not waited for. (Measured: ~5 s, the runHook heartbeat interval.)
+    expect(Date.now() - sentAt).toBeLessThan(15_000);
+  });
+  expect(existsSync(marker)).toBe(false);
+  expect(model.requests).toHaveLength(1);
 });
 
 test('a worker SIGKILLed mid-PreToolUse hook: the call is denied (fail closed), not run, and the hook is not run again', async () => {
