@@ -75,10 +75,12 @@ export function createActivities(deps: ActivityDeps) {
     const messages = conversations.materialize(input.conversation);
     const { request, system } = modelRequest(input, messages, conversations, toolSpecs(input), input.toolChoice);
     const response = checkModelResponse(
-      await deps.models(input.model).call(request, {
-        signal: ctx.cancellationSignal,
-        ...modelProgress(ctx, input.model, { label: 'model call' }),
-      }),
+      await onShutdown(ctx, 'model call', () =>
+        deps.models(input.model).call(request, {
+          signal: ctx.cancellationSignal,
+          ...modelProgress(ctx, input.model, { label: 'model call' }),
+        }),
+      ),
     );
     // The workflow appends exactly this assistant turn; the cache does the same so the next delta fits.
     conversations.commit(
@@ -117,10 +119,12 @@ export function createActivities(deps: ActivityDeps) {
       { type: 'none' },
     );
     const response = checkModelResponse(
-      await deps.models(input.model).call(request, {
-        signal: ctx.cancellationSignal,
-        ...modelProgress(ctx, input.model, { label: 'closing summary' }),
-      }),
+      await onShutdown(ctx, 'closing summary', () =>
+        deps.models(input.model).call(request, {
+          signal: ctx.cancellationSignal,
+          ...modelProgress(ctx, input.model, { label: 'closing summary' }),
+        }),
+      ),
     );
     // The text is in the response: returning it twice would double the result's size.
     return { response };
@@ -132,6 +136,30 @@ export function createActivities(deps: ActivityDeps) {
     const result = await runToolOnce(input, workspace, ctx);
     if (input.conversationId) conversations.putToolResult(input.conversationId, input.toolUseId, result);
     return ctx.info.isLocal && deps.workerQueue ? { ...result, workerQueue: deps.workerQueue } : result;
+  }
+
+  /**
+   * Stopped because this worker is shutting down, not because the run asked: the call is not the
+   * model's to judge. On the shared queue the attempt fails retryably and Temporal retries it on
+   * another worker. On this worker's own queue a retry would wait for a worker that is gone, so it
+   * fails for good and the workflow goes on at once on the shared queue (telling a mutating tool
+   * that it may have started).
+   */
+  function shutdownFailure(ctx: Context, what: string): ApplicationFailure {
+    const own = deps.workerQueue !== undefined && ctx.info.taskQueue === deps.workerQueue;
+    const message = `the worker shut down during ${what}; ${own ? 'the run goes on on another worker' : 'retrying on another worker'}`;
+    return own
+      ? ApplicationFailure.nonRetryable(message, ErrorTypes.WorkerShutdown)
+      : ApplicationFailure.retryable(message, ErrorTypes.WorkerShutdown);
+  }
+
+  async function onShutdown<T>(ctx: Context, what: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (stoppedByShutdown(ctx)) throw shutdownFailure(ctx, `the ${what}`);
+      throw err;
+    }
   }
 
   async function runToolOnce(input: RunToolInput, workspace: string, ctx: Context): Promise<RunToolOutput> {
@@ -171,12 +199,7 @@ export function createActivities(deps: ActivityDeps) {
     // Stopped because this worker is shutting down, not because the run asked: the call is not the
     // model's to judge. Failing the attempt retries it on another worker, where a read-only tool
     // simply runs again and a mutating one reports that its outcome is unknown.
-    if (result.isError && stoppedByShutdown(ctx)) {
-      throw ApplicationFailure.retryable(
-        `the worker shut down during the ${input.name} call; retrying on another worker`,
-        ErrorTypes.WorkerShutdown,
-      );
-    }
+    if (result.isError && stoppedByShutdown(ctx)) throw shutdownFailure(ctx, `the ${input.name} call`);
     return result;
   }
 

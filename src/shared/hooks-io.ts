@@ -18,7 +18,7 @@ export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
  */
 export const HOOK_ACTIVITY_TIMEOUT_MS = 3 * MAX_HOOK_TIMEOUT_MS + 2 * 60_000;
 /** `runHook` heartbeats this often while hooks run; give the activity a heartbeat timeout well above it. */
-export const HOOK_HEARTBEAT_INTERVAL_MS = 5_000;
+export const HOOK_HEARTBEAT_INTERVAL_MS = 1_000;
 /** Suggested heartbeat timeout for `runHook` (a lost worker is noticed this fast; PreToolUse then fails closed). */
 export const HOOK_HEARTBEAT_TIMEOUT_MS = 30_000;
 

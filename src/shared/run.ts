@@ -98,6 +98,8 @@ export const runContinuationSchema = z.strictObject({
     .optional(),
   /** Hook events the worker reported at run start (DESIGN.md §3): only these schedule hook activities. */
   hookEvents: z.array(z.string()).optional(),
+  /** Stop hooks that kept the run going in a row (bounded by MAX_STOP_BLOCKS across executions). */
+  stopBlocks: count.optional(),
 });
 
 /**

@@ -96,7 +96,9 @@ export function parseToolReply(text: string, toolNames: readonly string[]): Pars
 /** The user message that carries a tool's result back to the model. */
 export function formatObservation(name: string, content: string, isError: boolean): string {
   const status = isError ? ' status="error"' : '';
-  return `<observation tool="${escapeAttribute(name)}"${status}>\n${content}\n</observation>`;
+  // Tool output is data: it cannot close the observation and forge another one (DESIGN.md §8).
+  const safe = content.replace(/<\/observation/gi, '<\\/observation');
+  return `<observation tool="${escapeAttribute(name)}"${status}>\n${safe}\n</observation>`;
 }
 
 interface Block {

@@ -183,7 +183,15 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       workerQueue: modelCalls.workerQueue,
       hardened: flags.hardened,
       ...(waiting ? { waiting } : {}),
-      ...(prepared?.context ? { carriedContext: { context: prepared.context, hookEvents: prepared.hookEvents } } : {}),
+      ...(prepared?.context
+        ? {
+            carriedContext: {
+              context: prepared.context,
+              hookEvents: prepared.hookEvents,
+              ...(hooks.stopBlocks > 0 ? { stopBlocks: hooks.stopBlocks } : {}),
+            },
+          }
+        : {}),
     });
     if (flags.hardened && flags.indexed) {
       // This execution stops here: its attributes say `continued`; the next one starts `running`.
@@ -228,6 +236,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     modelCalls.useSystem(prepared.system);
     modelCalls.followWorkflow(prepared.workerQueue);
     hooks.enable(prepared.hookEvents);
+    hooks.stopBlocks = resume?.stopBlocks ?? 0;
     board.showDetails();
     const blocked = resume ? undefined : await intake.screenPrompt(input.prompt);
     if (blocked === undefined) return undefined;
@@ -255,6 +264,9 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         const exit = await turns.messageBlocked();
         if (exit) return exit;
         continue;
+      }
+      if (hooks.stopRunRequested) {
+        return LoopExit.interrupted({ reason: hooks.stopRunRequested }, state.lastAssistantText);
       }
       // Compaction comes before continue-as-new: the conversation travels in its input.
       if ((await compactIfNeeded()) === 'does_not_fit') {

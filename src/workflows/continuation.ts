@@ -36,7 +36,7 @@ export function carriedState(parts: {
   /** Set when a session hands over while it waits for input. */
   waiting?: { idleDeadline: number };
   /** What run start prepared (runs with patch 'run-context'): assembled once per run, carried along. */
-  carriedContext?: Pick<RunContinuation, 'context' | 'hookEvents'>;
+  carriedContext?: Pick<RunContinuation, 'context' | 'hookEvents' | 'stopBlocks'>;
 }): RunContinuation {
   const { state } = parts;
   return {

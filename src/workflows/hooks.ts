@@ -28,7 +28,8 @@ export type PreToolDecision =
  */
 export class Hooks {
   private readonly activities: ActivityInterfaceFor<Pick<Activities, 'runHook'>>;
-  private stopBlocks = 0;
+  /** Stop hooks that kept the run going in a row; carried across continue-as-new. */
+  stopBlocks = 0;
   private events: ReadonlySet<string> = new Set();
 
   constructor(
@@ -62,6 +63,9 @@ export class Hooks {
     );
     if (outcome === undefined) {
       return { kind: 'deny', reason: 'a PreToolUse hook failed, so the call was not run (hooks fail closed)' };
+    }
+    if (outcome.stopRun !== undefined) {
+      return { kind: 'deny', reason: 'a hook ended the run ("continue": false); the call was not run' };
     }
     if (outcome.decision === 'deny') {
       return { kind: 'deny', reason: text(outcome.reason) || 'a PreToolUse hook denied this call' };

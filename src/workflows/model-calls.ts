@@ -12,6 +12,7 @@ import { TimeoutType } from '@temporalio/common';
 import type { Activities } from '../activities';
 import {
   CACHE_MISS_ERROR_TYPE,
+  ErrorTypes,
   STICKY_SCHEDULE_TO_START_TIMEOUT,
   hashString,
   modelCallSummary,
@@ -123,23 +124,46 @@ export class ModelCalls {
 
   /**
    * Runs an activity on the worker that holds the conversation when there is one. If that worker
-   * does not take it in time (gone, saturated), the run forgets it and `fallback` decides what to
-   * do on the shared queue; the failure says whether a worker ever started the call.
+   * does not take it in time (gone, saturated) or shuts down during it, the run forgets it and
+   * `fallback` decides what to do on the shared queue, told that an attempt may have started (a
+   * mutating tool is then not re-run blindly).
    */
   async onWorker<T>(
     call: (options: Options) => Promise<T>,
-    fallback: (startedBy: string | undefined) => Promise<T>,
+    fallback: (mayHaveStarted: boolean) => Promise<T>,
+    /**
+     * Tools: one attempt on the worker's own queue, so its failure tells whether it started. A
+     * schedule-to-start timeout then means it never did; any other failure (the worker died or shut
+     * down mid-call) means it may have, and the shared queue takes over at once (a mutating tool is
+     * not re-run blindly). Model calls keep their retry policy there (429s wait their Retry-After).
+     */
+    singleAttempt = false,
   ): Promise<T> {
     const queue = this.settings.sticky ? this.workerQueue : undefined;
     if (!queue) return call({});
     try {
-      return await call({ taskQueue: queue, scheduleToStartTimeout: STICKY_SCHEDULE_TO_START_TIMEOUT });
+      return await call({
+        taskQueue: queue,
+        scheduleToStartTimeout: STICKY_SCHEDULE_TO_START_TIMEOUT,
+        ...(singleAttempt ? { retry: { maximumAttempts: 1 } } : {}),
+      });
     } catch (err) {
-      if (!isScheduleToStartTimeout(err)) throw err;
+      if (stopping(err)) throw err;
+      const neverStarted = isScheduleToStartTimeout(err);
+      const shutDown = failureType(err) === ErrorTypes.WorkerShutdown;
+      const lost = singleAttempt && err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
+      if (!neverStarted && !shutDown && !lost) throw err;
       if (this.workerQueue === queue) this.workerQueue = undefined;
       this.abandoned.add(queue);
-      this.emit({ kind: 'notice', message: `worker queue ${queue} did not take the call; using the shared queue` });
-      return fallback(err instanceof ActivityFailure ? err.identity || undefined : undefined);
+      this.emit({
+        kind: 'notice',
+        message: neverStarted
+          ? `worker queue ${queue} did not take the call; using the shared queue`
+          : `the worker behind ${queue} stopped during the call; going on on the shared queue`,
+      });
+      // A retried attempt's timeout does not say whether an earlier attempt started: only a single
+      // attempt that was never taken is known not to have run.
+      return fallback(!(singleAttempt && neverStarted));
     }
   }
 

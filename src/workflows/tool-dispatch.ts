@@ -40,7 +40,7 @@ export interface DispatchSettings {
   approvalTimeoutMs: number;
   timeouts?: RunTimeouts;
   /** Patches: which code paths this run's history was recorded with. */
-  flags: { hardened: boolean; localReadTools: boolean; workerLocalTools: boolean };
+  flags: { hardened: boolean; localReadTools: boolean; workerLocalTools: boolean; context: boolean };
   /** PreToolUse / PostToolUse(Failure) hooks (runs with 'run-context'). */
   hooks?: Hooks;
 }
@@ -241,8 +241,9 @@ export class ToolDispatch {
     return this.modelCalls.onWorker(
       (options: ActivityOptions | Record<string, never>) =>
         this.remote.runTool.executeWithOptions({ summary, ...options }, [args]),
-      (startedBy) =>
-        this.remote.runTool.executeWithOptions({ summary }, [startedBy ? { ...args, mayHaveStarted: true } : args]),
+      (started) =>
+        this.remote.runTool.executeWithOptions({ summary }, [started ? { ...args, mayHaveStarted: true } : args]),
+      s.flags.context,
     );
   }
 

@@ -65,9 +65,15 @@ export class TurnHandler {
   async handle(response: ModelResponse): Promise<LoopExit | undefined> {
     const { state, conversation, emit } = this.c;
     let outcome = classifyTurn(response, this.c.hardened);
-    if (this.c.perMessage) this.narrate(response, outcome.kind === 'final' && !this.c.requireDone);
+    // An answer's text is carried once, by the `answer` event (a cut answer's first part included).
+    const answering =
+      outcome.kind === 'final' || (outcome.kind === 'truncated' && outcome.toolUses.length === 0 && !this.c.textTools);
+    if (this.c.perMessage) this.narrate(response, answering && !this.c.requireDone);
     if (outcome.kind === 'final' && this.c.textTools) {
-      const handled = await this.textToolTurn(outcome.text);
+      // A reply cut at max_tokens and continued is read whole: a `<tool_code>` block may span both.
+      const whole = state.textPrefix + outcome.text;
+      state.textPrefix = '';
+      const handled = await this.textToolTurn(whole);
       if ('exit' in handled) return handled.exit;
       outcome = { kind: 'final', text: handled.answer };
     }
@@ -204,11 +210,15 @@ export class TurnHandler {
     if (stopHooks && this.c.inbox.count === 0) {
       const keepGoing = await this.c.hooks.stopping();
       if (keepGoing !== undefined) {
+        // Not the answer after all: narrated like any other turn's text.
+        if (this.c.perMessage) emit({ kind: 'text', iteration: this.c.state.iteration, text });
         this.c.conversation.append({ role: 'user', content: `[Stop hook] ${keepGoing}` });
         return undefined;
       }
     }
     emit({ kind: 'answer', text });
+    const stopRun = this.c.hooks.stopRunRequested;
+    if (stopRun !== undefined) return LoopExit.interrupted({ reason: stopRun }, text);
     if (inbox.count > 0) {
       this.nextMessage();
       return undefined;
@@ -243,8 +253,14 @@ export class TurnHandler {
     const handOverDue = () => this.c.hardened && workflowInfo().continueAsNewSuggested;
     const remaining = idleDeadline - Date.now();
     const woken =
-      remaining > 0 && (await condition(() => inbox.count > 0 || state.endRequested || handOverDue(), remaining));
+      remaining > 0 &&
+      (await condition(
+        () => inbox.count > 0 || state.endRequested || handOverDue() || this.c.hooks.stopRunRequested !== undefined,
+        remaining,
+      ));
     state.awaitingInput = false;
+    const stopRun = this.c.hooks.stopRunRequested;
+    if (stopRun !== undefined) return LoopExit.interrupted({ reason: stopRun }, text);
     if (!woken || (state.endRequested && inbox.count === 0)) return new LoopExit('completed', text);
     if (inbox.count === 0 && handOverDue()) await this.c.handOver({ idleDeadline });
     this.nextMessage();

@@ -126,7 +126,7 @@ describe('AnthropicProvider: successful calls', () => {
     expect(joined('text')).toBe('Part one of the answer, ✓ unicode.\nPart two.');
     // Thinking came before text, as the model produced it.
     expect(events.findIndex((e) => e.kind === 'text')).toBeGreaterThan(
-      events.findLastIndex((e) => e.kind === 'thinking'),
+      events.map((e) => e.kind).lastIndexOf('thinking'),
     );
   });
 
