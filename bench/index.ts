@@ -1,5 +1,3 @@
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -11,9 +9,18 @@ import { historyCases, measureHistory, type HistoryFigure } from './history-figu
 import { measureOverhead } from './overhead-figure';
 import { measureReplay, type ReplayTarget } from './replay-figure';
 import { formatReport, type BenchResults } from './report';
-import { bundleBenchWorkflows, externalServer, makeWorkDir, startBenchServer, type BenchServer } from './server';
+import {
+  bundleBenchWorkflows,
+  connectBenchClient,
+  connectBenchWorker,
+  externalServer,
+  makeWorkDir,
+  startBenchServer,
+  type BenchServer,
+} from './server';
 import { measureSandbox } from './sandbox-figure';
 import { measureSearch } from './search-figure';
+import { formatStream, measureStream } from './stream-figure';
 import { measureThroughput } from './throughput-figure';
 import { installQuietRuntime } from './workers';
 
@@ -33,10 +40,10 @@ import { installQuietRuntime } from './workers';
  *
  * TEMPORAL_ADDRESS points it at an existing server instead of starting one.
  */
-const FIGURES = ['history', 'overhead', 'throughput', 'replay', 'sandbox', 'search', 'cluster'] as const;
+const FIGURES = ['history', 'overhead', 'throughput', 'replay', 'sandbox', 'search', 'stream', 'cluster'] as const;
 type Figure = (typeof FIGURES)[number];
 /** What `npm run bench` runs without --only: everything but the cluster (see above). */
-const DEFAULT_FIGURES: readonly Figure[] = FIGURES.filter((f) => f !== 'cluster');
+const DEFAULT_FIGURES: readonly Figure[] = FIGURES.filter((f) => f !== 'cluster' && f !== 'stream');
 
 interface Args {
   only: Set<Figure>;
@@ -92,7 +99,9 @@ async function main(): Promise<void> {
       results.meta.server = results.cluster.server;
     }
     const external = externalServer();
-    const needsServer = ['history', 'overhead', 'throughput', 'replay'].some((f) => args.only.has(f as Figure));
+    const needsServer = ['history', 'overhead', 'throughput', 'replay', 'stream'].some((f) =>
+      args.only.has(f as Figure),
+    );
     const ctx = needsServer ? await open(external ?? (await startBenchServer('embedded', workDir, log))) : undefined;
     if (ctx) results.meta.server = ctx.server;
 
@@ -119,6 +128,8 @@ async function main(): Promise<void> {
     // Tool costs (issue 11): no Temporal server involved.
     if (args.only.has('sandbox')) results.sandbox = await measureSandbox(args.quick ? 40 : 200);
     if (args.only.has('search')) results.search = await measureSearch();
+    // Live output (issue 13): what a streamed answer adds to history, and how fresh the live text is.
+    if (ctx && args.only.has('stream')) process.stdout.write(`${formatStream(await measureStream(ctx))}\n`);
 
     results.meta.totalSeconds = Math.round((performance.now() - began) / 1000);
     results.meta.loadAverageAtEnd = loadAverage();
@@ -139,15 +150,13 @@ async function connectContext(
   server: BenchServer,
   shared: Pick<BenchContext, 'bundlePath' | 'workspace' | 'quick' | 'log'>,
 ): Promise<BenchContext & { close(): Promise<void> }> {
-  const connection = await NativeConnection.connect({ address: server.address });
+  const connection = await connectBenchWorker(server);
   // Naive histories run to tens of MB: pages of them exceed gRPC's default 4 MB message limit.
-  const clientConnection = await Connection.connect({
-    address: server.address,
-    channelArgs: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 },
-  });
+  const client = await connectBenchClient(server, { 'grpc.max_receive_message_length': 256 * 1024 * 1024 });
+  const clientConnection = client.connection;
   return {
     ...shared,
-    client: new Client({ connection: clientConnection }),
+    client,
     connection,
     address: server.address,
     server: server.description,

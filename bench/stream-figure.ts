@@ -1,8 +1,7 @@
 import { Context } from '@temporalio/activity';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import { temporal } from '@temporalio/proto';
-import { NativeConnection } from '@temporalio/worker';
 import { promises as fs } from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,7 +13,14 @@ import { WORKFLOW_TYPE, type AgentRunInput } from '../src/shared';
 import { parseModelProgress } from '../src/shared/live-progress';
 import type { BenchContext } from './context';
 import { uniqueName } from './context';
-import { bundleBenchWorkflows, externalServer, makeWorkDir, startBenchServer } from './server';
+import {
+  bundleBenchWorkflows,
+  connectBenchClient,
+  connectBenchWorker,
+  externalServer,
+  makeWorkDir,
+  startBenchServer,
+} from './server';
 import { createAgentWorker } from '../src/worker';
 import { createBenchRegistry } from './scenario';
 import { installQuietRuntime, withWorkers } from './workers';
@@ -262,12 +268,13 @@ async function main(): Promise<void> {
   const workspace = path.join(workDir, 'workspace');
   await fs.mkdir(workspace);
   const server = externalServer() ?? (await startBenchServer('embedded', workDir, log));
-  const connection = await NativeConnection.connect({ address: server.address });
-  const clientConnection = await Connection.connect({ address: server.address });
+  const connection = await connectBenchWorker(server);
+  const client = await connectBenchClient(server);
+  const clientConnection = client.connection;
   try {
     const bundlePath = await bundleBenchWorkflows(workDir);
     const figure = await measureStream({
-      client: new Client({ connection: clientConnection }),
+      client,
       connection,
       address: server.address,
       server: server.description,
