@@ -233,9 +233,15 @@ export function watchServer(
 export function installWorkerRuntime(
   options: { shutdownSignals?: NodeJS.Signals[]; level?: 'WARN' | 'ERROR' } = {},
 ): void {
+  const level = options.level ?? 'WARN';
   try {
     Runtime.install({
-      logger: new DefaultLogger(options.level ?? 'WARN', (entry) => {
+      // The worker command also logs the workflows' own INFO lines (one per finished run, seed 001
+      // 7.3); the SDK's INFO chatter stays out.
+      logger: new DefaultLogger(level === 'WARN' ? 'INFO' : level, (entry) => {
+        if (entry.level === 'INFO' && entry.meta?.sdkComponent !== 'workflow') return;
+        // The process's own activity queue polls no workflows by design (sticky activities).
+        if (entry.message.startsWith('No workflows registered, not polling for workflow tasks')) return;
         if (!isPollRetryNoise(entry)) process.stderr.write(formatLogEntry(entry));
       }),
       telemetryOptions: {
