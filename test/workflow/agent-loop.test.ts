@@ -77,7 +77,7 @@ test('a text-only reply completes the run with its text, usage and cost', async 
   expect(model.requests[0]?.tools.map((t) => t.name).sort()).toEqual(
     ['bash', 'edit_file', 'glob', 'grep', 'read_file', 'write_file'].sort(),
   );
-  expect(await scheduledActivities(id)).toEqual(['prepareRun', 'callModel']);
+  expect(await scheduledActivities(id)).toEqual(['callModel']);
 });
 
 test('one tool round trip: the tool runs in the workspace and its result reaches the model', async () => {
@@ -96,7 +96,7 @@ test('one tool round trip: the tool runs in the workspace and its result reaches
   expect(res).toMatchObject({ tool_use_id: 'toolu_w' });
   expect(res?.is_error).toBeUndefined();
   expect(res?.content).toMatch(/Wrote 11 bytes/);
-  expect(await scheduledActivities(id)).toEqual(['prepareRun', 'callModel', 'runTool', 'callModel']);
+  expect(await scheduledActivities(id)).toEqual(['callModel', 'runTool', 'callModel']);
 });
 
 test('three parallel tool calls come back in one user message, keyed by id, in tool_use order', async () => {
@@ -132,8 +132,8 @@ test('three parallel tool calls come back in one user message, keyed by id, in t
           : undefined,
     )
     .filter(Boolean);
-  // prepareRun and callModel completed, then 3 scheduled, then completions.
-  expect(kinds.slice(2, 5)).toEqual(['scheduled', 'scheduled', 'scheduled']);
+  // callModel completed (run start is a local activity: a marker), then 3 scheduled, then completions.
+  expect(kinds.slice(1, 4)).toEqual(['scheduled', 'scheduled', 'scheduled']);
   expect(Date.now() - startedAt).toBeLessThan(20_000);
 });
 
@@ -154,12 +154,13 @@ test('read-only built-in tools run as local activities, in parallel with the res
   expect(results[1]?.content).toContain('first file');
   expect(results[2]?.content).toContain('one.txt');
   // Only bash went through the server's activity queue; the read-only tools left local-activity markers.
-  expect(await scheduledActivities(id)).toEqual(['prepareRun', 'callModel', 'runTool', 'callModel']);
+  expect(await scheduledActivities(id)).toEqual(['callModel', 'runTool', 'callModel']);
   const history = await env.client.workflow.getHandle(id).fetchHistory();
   const markers = (history.events ?? []).filter(
     (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
   );
-  expect(markers).toHaveLength(2);
+  // Run start (prepareRun) is a local activity too, then the two read-only tools.
+  expect(markers).toHaveLength(3);
 });
 
 test('a custom read-only tool that sets runsLocally runs as a local activity; one without it as a regular activity', async () => {
@@ -189,12 +190,13 @@ test('a custom read-only tool that sets runsLocally runs as a local activity; on
     'slow_lookup: DOG',
   ]);
   // slow_lookup is the only runTool through the server; quick_lookup left a local-activity marker.
-  expect(await scheduledActivities(id)).toEqual(['prepareRun', 'callModel', 'runTool', 'callModel']);
+  expect(await scheduledActivities(id)).toEqual(['callModel', 'runTool', 'callModel']);
   const history = await env.client.workflow.getHandle(id).fetchHistory();
   const markers = (history.events ?? []).filter(
     (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
   );
-  expect(markers).toHaveLength(1);
+  // Run start (prepareRun), then the tool that runs locally.
+  expect(markers).toHaveLength(2);
 });
 
 test('an unknown tool becomes an is_error result and the loop continues', async () => {
