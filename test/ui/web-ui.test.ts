@@ -100,6 +100,8 @@ describeWithChromium(suiteName('Temporal Web UI'), () => {
       () => events.allInnerTexts(),
       (texts) =>
         expect(texts).toEqual([
+          // Run start: the context and hooks, one local activity.
+          'assemble context · hooks',
           'model scripted-ui · iteration 1',
           'bash: echo hello from bash',
           'read_file notes.txt',
