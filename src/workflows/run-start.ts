@@ -76,5 +76,7 @@ export function describeContext(context: RunContext | undefined): string | undef
     return typeof source.path === 'string' ? source.path : source.kind;
   });
   const kb = (utf8Length(context.system) / 1024).toFixed(1);
-  return `${parts.join(', ') || 'empty'} · ${kb} KiB`;
+  // One short line: the frame for Current Details is small (the transcript has the whole prompt).
+  const shown = parts.length > 3 ? [...parts.slice(0, 3), `+${parts.length - 3} more`] : parts;
+  return `${cutChars(shown.join(', ') || 'empty', 80)} · ${kb} KiB`;
 }

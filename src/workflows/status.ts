@@ -118,7 +118,8 @@ export function renderDetails(
       (state.finalStatus ? '' : ` · running: ${running}`),
     `tokens ${tokens} in / ${usage.outputTokens} out · cost ${cost}` +
       (view.maxBudgetUsd !== undefined ? ` of ${view.maxBudgetUsd} USD` : ''),
-    ...(context ? [`context: ${context}`] : []),
+    // What the system prompt was assembled from, when the frame has room (approvals and warnings come first).
+    ...(context && !approvals.length && !warning ? [`context: ${context}`] : []),
   ];
   // One paragraph with hard line breaks: the Web UI's frame for it is short, and blank-line
   // paragraphs pushed the last line out of view.

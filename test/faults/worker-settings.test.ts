@@ -2,7 +2,19 @@ import { DEFAULT_SHUTDOWN_GRACE_MS, parseDurationSetting, workerSettings } from 
 import { ServerContact, isServerUnavailable } from '../../src/cli/server-contact';
 
 test('worker settings default when the environment says nothing', () => {
-  expect(workerSettings({})).toEqual({ shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS, stickyActivities: false });
+  // Calls follow the worker running the run's workflow unless turned off (history stays linear).
+  expect(workerSettings({})).toEqual({ shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS, stickyActivities: true });
+});
+
+test.each([
+  ['0', false],
+  ['false', false],
+  ['off', false],
+  ['1', true],
+  ['true', true],
+  ['', true],
+])('DURABLE_AGENT_STICKY_ACTIVITIES=%s is %s', (raw, on) => {
+  expect(workerSettings({ DURABLE_AGENT_STICKY_ACTIVITIES: raw }).stickyActivities).toBe(on);
 });
 
 test.each([
