@@ -1,6 +1,8 @@
 import type { AgentRunResult, AgentRunState, RunEvent, Usage } from '../shared';
 import { EVENT_ANSWER_CHARS, describeToolCall } from '../shared';
+import { CUT_INPUT_NOTE, formatApproval, inputLines, previewWasCut } from './approval-view';
 import { isLive, type RunStatusReport } from './run-status';
+import { visibleLine as one, visibleText as body } from './terminal-text';
 
 const nf = new Intl.NumberFormat('en-US');
 
@@ -22,72 +24,80 @@ export function formatUsage(usage: Usage): string {
   return `${nf.format(totalInput(usage))} in${cache} / ${nf.format(usage.outputTokens)} out tokens`;
 }
 
+/** The first non-blank line of `text`, cut to `max` characters, its controls visible. */
 function firstLine(text: string, max = 160): string {
   const line = text.split('\n').find((l) => l.trim()) ?? '';
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  return one(line.length > max ? `${line.slice(0, max - 1)}…` : line);
 }
 
-/** One progress line per event, or undefined for events that print nothing. */
+/**
+ * One progress line per event, or undefined for events that print nothing. Every part that came
+ * from the model, a tool or a client is made inert first (terminal-text.ts).
+ */
 export function formatEvent(event: RunEvent, runId = '<run-id>'): string | undefined {
   switch (event.kind) {
     case 'run_started':
-      return `● run started · model ${event.model} · max ${event.maxIterations} iterations`;
+      return `● run started · model ${one(event.model)} · max ${event.maxIterations} iterations`;
     case 'model_call_started':
       return undefined;
     case 'model_call_finished':
       // The call's text is not quoted here: run/follow print it whole (live, or from the text events).
       return (
         `◆ model call ${event.iteration} · ${formatUsage(event.usage)} · ${formatCost(event.costUsd)}` +
-        ` · ${event.stopReason ?? 'no stop reason'}`
+        ` · ${one(event.stopReason ?? 'no stop reason')}`
       );
     case 'model_call_failed':
-      return `✗ model call ${event.iteration} failed: ${event.error}`;
+      return `✗ model call ${event.iteration} failed: ${one(event.error)}`;
     case 'reasoning':
     case 'text':
       // Printed by run/follow's live printer (live-events.ts), which knows what the stream showed already.
       return undefined;
     case 'tool_call_started':
-      return `  → ${describeToolCall(event.name, event.input)}`;
+      return `  → ${one(describeToolCall(event.name, event.input))}`;
     case 'tool_call_finished':
-      return `  ${event.isError ? '✗' : '✓'} ${event.name}: ${firstLine(event.preview, 120) || '(no output)'}`;
+      return `  ${event.isError ? '✗' : '✓'} ${one(event.name)}: ${firstLine(event.preview, 120) || '(no output)'}`;
     case 'notice':
-      return `  ! ${event.message}`;
+      return `  ! ${one(event.message)}`;
     case 'user_message':
       return `» message: ${firstLine(event.message)}`;
     case 'approval_requested':
-      return (
-        `⏸ approval needed for ${describeToolCall(event.name, event.input)} (tool call ${event.toolUseId})\n` +
-        `  durable-agent approve ${runId} ${event.toolUseId}   |   durable-agent deny ${runId} ${event.toolUseId} --reason "…"`
-      );
+      return formatApproval(runId, event.toolUseId, event.name, event.input);
     case 'approval_resolved':
-      return `  ${event.approved ? '✓ approved' : '✗ denied'} ${event.name} (${event.toolUseId})${event.reason ? `: ${event.reason}` : ''}`;
+      return (
+        `  ${event.approved ? '✓ approved' : '✗ denied'} ${one(event.name)} (${one(event.toolUseId)})` +
+        `${event.reason ? `: ${one(event.reason)}` : ''}`
+      );
     case 'answer':
       // Events keep an answer's first EVENT_ANSWER_CHARS characters; the run's result has it whole.
       return event.truncated
-        ? `\n${event.text.trim()}\n[answer cut at ${nf.format(EVENT_ANSWER_CHARS)} characters: progress events carry no more of it]\n`
-        : `\n${event.text.trim()}\n`;
+        ? `\n${body(event.text.trim())}\n[answer cut at ${nf.format(EVENT_ANSWER_CHARS)} characters: progress events carry no more of it]\n`
+        : `\n${body(event.text.trim())}\n`;
     case 'awaiting_input':
-      return `… waiting for a message: durable-agent send ${runId} "<message>" (Ctrl-C ends the session)`;
+      return `… waiting for a message: durable-agent send ${one(runId)} "<message>" (Ctrl-C ends the session)`;
     case 'run_finished':
       return undefined;
     default: {
       const unknown: never = event;
-      return JSON.stringify(unknown);
+      return one(JSON.stringify(unknown));
     }
   }
 }
 
 export function formatState(id: string, state: AgentRunState): string {
   return [
-    `run         ${id}`,
-    `status      ${state.status}`,
-    `model       ${state.model}`,
+    `run         ${one(id)}`,
+    `status      ${one(state.status)}`,
+    `model       ${one(state.model)}`,
     `iteration   ${state.iteration} / ${state.maxIterations}`,
     `tokens      ${formatUsage(state.usage)}`,
     `cost        ${formatCost(state.costUsd)}${state.maxBudgetUsd !== undefined ? ` of ${formatCost(state.maxBudgetUsd)} budget` : ''}`,
-    `last stop   ${state.lastStopReason ?? '-'}`,
-    `tools       ${state.activeTools.length ? state.activeTools.join(', ') : '-'}`,
-    ...state.pendingApprovals.map((a) => `approval    ${a.toolUseId}: ${describeToolCall(a.name, a.input)}`),
+    `last stop   ${one(state.lastStopReason ?? '-')}`,
+    `tools       ${state.activeTools.length ? one(state.activeTools.join(', ')) : '-'}`,
+    ...state.pendingApprovals.flatMap((a) => [
+      `approval    ${one(a.toolUseId)}: ${one(a.name)} would run with this input:`,
+      ...inputLines(a.input),
+      ...(previewWasCut(a.input) ? [`  ! ${CUT_INPUT_NOTE}`] : []),
+    ]),
     ...(state.pendingMessages ? [`messages    ${state.pendingMessages} waiting`] : []),
     ...(state.session ? ['session     yes'] : []),
   ].join('\n');
@@ -98,29 +108,29 @@ export function formatStatusReport(report: RunStatusReport): string {
   const temporal = `temporal    ${report.executionStatus.toLowerCase()}`;
   if (isLive(report)) return [formatState(report.workflowId, report), temporal].join('\n');
   return [
-    `run         ${report.workflowId}`,
-    `status      ${report.status}`,
+    `run         ${one(report.workflowId)}`,
+    `status      ${one(report.status)}`,
     temporal,
-    `model       ${report.model ?? '-'}`,
+    `model       ${one(report.model ?? '-')}`,
     `iteration   ${report.iteration ?? '-'}`,
     ...(report.usage ? [`tokens      ${formatUsage(report.usage)}`] : []),
     `cost        ${report.model === null && report.iteration === null ? '-' : formatCost(report.costUsd)}`,
     ...(report.reason ? [`reason      ${firstLine(report.reason, 300)}`] : []),
     ...(report.closeTime ? [`closed      ${report.closeTime}`] : []),
-    ...(report.note ? [`note        ${report.note}`] : []),
+    ...(report.note ? [`note        ${one(report.note)}`] : []),
   ].join('\n');
 }
 
 /** `textShown`: the final text was printed already (as the run's last answer event), so it is not repeated. */
 export function formatResult(result: AgentRunResult, link?: string, textShown = false): string {
   const lines = [
-    ...(textShown ? [] : ['', result.finalText.trim() || '(no final text)']),
+    ...(textShown ? [] : ['', body(result.finalText.trim()) || '(no final text)']),
     '',
-    `exit reason ${result.exitReason}${result.error ? ` (${result.error.message})` : ''}`,
+    `exit reason ${one(result.exitReason)}${result.error ? ` (${one(result.error.message)})` : ''}`,
     `iterations  ${result.iterations}`,
     `tokens      ${formatUsage(result.usage)}`,
     `cost        ${formatCost(result.costUsd)}`,
-    `model       ${result.model}`,
+    `model       ${one(result.model)}`,
   ];
   if (link) lines.push(`web ui      ${link}`);
   return lines.join('\n');
@@ -128,5 +138,5 @@ export function formatResult(result: AgentRunResult, link?: string, textShown = 
 
 /** The one-line reason printed on stderr when a run did not complete. */
 export function exitLine(result: AgentRunResult): string {
-  return `run ended '${result.exitReason}'${result.error ? `: ${result.error.message}` : ''}`;
+  return `run ended '${one(result.exitReason)}'${result.error ? `: ${one(result.error.message)}` : ''}`;
 }

@@ -2,6 +2,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { RunStatus } from '../shared';
 import { TERMINAL_STATUSES, WORKFLOW_TYPE, statusSearchAttribute } from '../shared';
 import { formatCost } from './format';
+import { inertJson, visibleLine } from './terminal-text';
 import { TEMPORAL_ONLY_STATUSES, indexedFigures, reconcileStatus } from './run-status';
 
 export const DEFAULT_LIST_LIMIT = 20;
@@ -136,12 +137,13 @@ export function formatRunList(runs: RunListing[]): string {
   const rows = runs.map((r) => {
     // Runs without our attributes (older ones) carry no cost: a dash, not "unknown".
     const known = r.model !== null || r.iterations !== null;
+    // Ids, statuses and model names are whatever a client wrote into the run: shown inert.
     return [
-      r.workflowId,
-      r.status,
+      visibleLine(r.workflowId),
+      visibleLine(r.status),
       r.iterations === null ? '-' : String(r.iterations),
       known ? formatCost(r.costUsd) : '-',
-      r.model ?? '-',
+      visibleLine(r.model ?? '-'),
       localTime(r.startTime),
     ];
   });
@@ -161,8 +163,8 @@ export function formatRunList(runs: RunListing[]): string {
 /** `durable-agent list`: recent runs from the visibility store (our search attributes, or what Temporal knows). */
 export async function listCommand(flags: ListFlags, client: Client, out: (line: string) => void): Promise<number> {
   const { query, runs } = await listRuns(client, flags);
-  if (flags.json) out(JSON.stringify(runs, null, 2));
-  else if (runs.length === 0) out(`No runs match: ${query}`);
+  if (flags.json) out(inertJson(JSON.stringify(runs, null, 2)));
+  else if (runs.length === 0) out(`No runs match: ${visibleLine(query)}`);
   else out(formatRunList(runs));
   return 0;
 }

@@ -1,5 +1,6 @@
 import type { StreamTail } from '../shared/live-progress';
 import type { LiveSnapshot } from './live-stream';
+import { visibleText } from './terminal-text';
 
 export type StreamKind = 'thinking' | 'text';
 
@@ -179,7 +180,8 @@ export class LiveText {
   private write(kind: StreamKind, chunk: string): void {
     if (!chunk) return;
     this.section(kind);
-    const shown = this.sink.styled ? withoutControls(chunk) : chunk;
+    // The model's words are untrusted on a terminal and in a file someone may `cat` later alike.
+    const shown = visibleText(chunk);
     this.sink.write(kind === 'thinking' && this.sink.styled ? `\x1b[2m${shown}\x1b[22m` : shown);
     this.atLineStart = chunk.endsWith('\n');
   }
@@ -188,13 +190,4 @@ export class LiveText {
     if (!this.atLineStart) this.sink.write('\n');
     this.atLineStart = true;
   }
-}
-
-/**
- * The model's text without terminal control sequences (it is untrusted: an escape sequence could
- * rewrite the screen or the title). Newlines and tabs stay.
- */
-function withoutControls(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
 }

@@ -12,7 +12,9 @@ import { formatStatusReport } from './format';
 import { DEFAULT_LIST_LIMIT, RUN_STATUSES, isRunStatus, listCommand } from './list-command';
 import { PromptRefused, readPromptFile } from './prompt-source';
 import { follow, reportResult, runCommand } from './run-command';
-import { runStatus } from './run-status';
+import { withWholeInputs } from './approval-input';
+import { isLive, runStatus, type LiveRunStatusReport } from './run-status';
+import { inertJson, visibleText } from './terminal-text';
 import { SteerRefused, decideCommand, endCommand, interruptCommand, sendCommand } from './steer-commands';
 import { runWorkerCommand } from './worker-command';
 
@@ -171,8 +173,14 @@ export async function main(argv: string[]): Promise<number> {
         options: { json: { type: 'boolean', default: false } },
       });
       const id = requireId(positionals, 'status');
-      const report = await runStatus(await connectClient(config), id);
-      say(values.json ? JSON.stringify(report, null, 2) : formatStatusReport(report));
+      const client = await connectClient(config);
+      const report = await runStatus(client, id);
+      if (values.json) say(inertJson(JSON.stringify(report, null, 2)));
+      else if (isLive(report)) {
+        const pendingApprovals = await withWholeInputs(client.workflow, id, report.pendingApprovals);
+        const whole: LiveRunStatusReport = { ...report, pendingApprovals };
+        say(formatStatusReport(whole));
+      } else say(formatStatusReport(report));
       return 0;
     }
     case 'interrupt': {
@@ -335,12 +343,15 @@ export function runCli(argv: string[]): void {
       // A run that ended without a result (cancelled, terminated, timed out) and a refused update
       // are one line each: the run's or the validator's own words.
       if (e instanceof RunEndedError || e instanceof SteerRefused) {
-        process.stderr.write(`error: ${e.message}\n`);
+        process.stderr.write(`error: ${visibleText(e.message)}\n`);
         return exitWhenFlushed(1);
       }
       // Update and workflow failures say what went wrong in their cause (a validator's message, say).
       const cause = (e as { cause?: { message?: string } }).cause?.message;
-      process.stderr.write(`error: ${(e as Error).message ?? String(e)}${cause ? `: ${cause}` : ''}\n`);
+      // Failure messages can carry what a model, a tool or a client wrote: shown inert.
+      process.stderr.write(
+        `error: ${visibleText(`${(e as Error).message ?? String(e)}${cause ? `: ${cause}` : ''}`)}\n`,
+      );
       return exitWhenFlushed(1);
     },
   );

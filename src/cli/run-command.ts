@@ -14,6 +14,8 @@ import { RunPrinter } from './live-events';
 import { readLiveSnapshot } from './live-stream';
 import { lineSink, streamSink, type LiveSink } from './live-text';
 import { Spinner } from './spinner';
+import { inertJson, visibleLine } from './terminal-text';
+import { withWholeApprovalInputs } from './approval-input';
 
 export interface RunFlags {
   prompt: string;
@@ -138,7 +140,9 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
  */
 export function reportResult(result: AgentRunResult, link: string, json: boolean, shownAnswer?: string): number {
   const textShown = shownAnswer !== undefined && shownAnswer.trim() === result.finalText.trim();
-  process.stdout.write(json ? `${JSON.stringify(result, null, 2)}\n` : `${formatResult(result, link, textShown)}\n`);
+  process.stdout.write(
+    json ? `${inertJson(JSON.stringify(result, null, 2))}\n` : `${formatResult(result, link, textShown)}\n`,
+  );
   if (result.exitReason !== 'completed') err(exitLine(result));
   return result.exitReason === 'completed' ? 0 : 1;
 }
@@ -206,7 +210,8 @@ export async function follow(
   const printEvents = async () => {
     const page = await queryEvents(handle, cursor);
     contact.back();
-    printer.events(page.events);
+    // An approval must show the whole input that would run: the events keep it cut.
+    printer.events(await withWholeApprovalInputs(handle.client, handle.workflowId, page.events));
     cursor = page.cursor;
   };
   const printLive = async () => {
@@ -250,7 +255,8 @@ export async function follow(
         } else {
           contact.back();
           // Queries need a worker; while none is up the run waits and so do we, saying why once.
-          if (++failures === 3) out(`(waiting for a worker to answer: ${(e as Error).message.split('\n')[0]})`);
+          if (++failures === 3)
+            out(`(waiting for a worker to answer: ${visibleLine((e as Error).message.split('\n')[0] ?? '')})`);
         }
       } finally {
         clearTimeout(probe);

@@ -1,6 +1,7 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { approveTool, denyTool, endSession, getRun, interruptRun, sendMessage, type AgentHandle } from '../client';
 import { indexedFigures, reconcileStatus } from './run-status';
+import { visibleLine as one } from './terminal-text';
 
 /**
  * The commands that steer a live run: `send`, `approve`, `deny` (updates), `interrupt` (a signal)
@@ -22,13 +23,13 @@ async function update<T>(handle: AgentHandle, what: string, call: () => Promise<
     return await call();
   } catch (e) {
     if (e instanceof WorkflowUpdateFailedError) {
-      throw new SteerRefused(`${what} refused by run ${handle.workflowId}: ${e.cause?.message ?? e.message}`);
+      throw new SteerRefused(`${what} refused by run ${handle.workflowId}: ${one(e.cause?.message ?? e.message)}`);
     }
     if (e instanceof WorkflowNotFoundError) {
       // The server answers an update to a closed execution with NOT_FOUND ("already completed").
       const ended = await closedStatus(handle);
       if (ended)
-        throw new SteerRefused(`${what} not possible: run ${handle.workflowId} has already ended ('${ended}')`);
+        throw new SteerRefused(`${what} not possible: run ${handle.workflowId} has already ended ('${one(ended)}')`);
     }
     throw e;
   }
@@ -71,7 +72,7 @@ export async function decideCommand(
   const decision = await update(handle, approve ? 'approval' : 'denial', () =>
     approve ? approveTool(handle, toolUseId) : denyTool(handle, toolUseId, reason),
   );
-  say(`${decision.approved ? 'Approved' : 'Denied'} ${decision.name} call ${toolUseId} in ${id}.`);
+  say(`${decision.approved ? 'Approved' : 'Denied'} ${one(decision.name)} call ${one(toolUseId)} in ${one(id)}.`);
   return 0;
 }
 

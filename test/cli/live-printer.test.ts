@@ -66,7 +66,7 @@ describe('LiveText', () => {
     expect(c.text()).toBe('\none\n\ntwo');
   });
 
-  test('thinking is labelled: dimmed on a terminal (control characters removed), label lines otherwise', () => {
+  test('thinking is labelled: dimmed on a terminal (its control characters made visible), label lines otherwise', () => {
     const styled = capture(true);
     const live = new LiveText(styled.sink);
     live.onSnapshot({ call: 'r/1', attempt: 1, thinking: { chars: 10, tail: 'hm\x1b]0;x\x07ok' } });
@@ -76,7 +76,7 @@ describe('LiveText', () => {
       thinking: { chars: 10, tail: 'hm\x1b]0;x\x07ok' },
       text: { chars: 2, tail: 'Hi' },
     });
-    expect(styled.text()).toBe('\n\x1b[2;3m✻ thinking\x1b[0m\n\x1b[2mhm]0;xok\x1b[22m\n\nHi');
+    expect(styled.text()).toBe('\n\x1b[2;3m✻ thinking\x1b[0m\n\x1b[2mhm␛]0;x␇ok\x1b[22m\n\nHi');
     const plain = capture(false);
     const p = new LiveText(plain.sink);
     p.onSnapshot({ call: 'r/1', attempt: 1, thinking: { chars: 2, tail: 'hm' }, text: { chars: 2, tail: 'Hi' } });

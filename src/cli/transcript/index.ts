@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { inertJson, visibleText } from '../terminal-text';
 import { executionRecords, firstRunId } from './history';
 import { renderMarkdown, type Write } from './markdown';
 import { TranscriptBuilder, type Transcript } from './rebuild';
@@ -38,8 +39,9 @@ export async function transcriptCommand(
   write: Write,
 ): Promise<number> {
   const transcript = await readTranscript(client, id);
-  if (options.json) await writeJson(transcript, write);
-  else await renderMarkdown(transcript, write);
+  if (options.json) await writeJson(transcript, (chunk) => write(inertJson(chunk)));
+  // Markdown is read on a terminal too: what the model and its tools wrote is made inert there.
+  else await renderMarkdown(transcript, (chunk) => write(visibleText(chunk)));
   return 0;
 }
 
