@@ -4,6 +4,7 @@ import type { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorTypes } from '../shared/constants';
 import type { ContentBlock, ModelRequest, ModelResponse, StopReason } from '../shared/messages';
+import { boundedErrorFetch } from './error-body';
 import { classifyModelError } from './errors';
 import type { ModelCallContext, ModelProvider } from './types';
 
@@ -66,6 +67,8 @@ export class AnthropicProvider implements ModelProvider {
         ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
         maxRetries: 0,
         timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        // An error body is read only so far: a huge one must not become a failure too large to record.
+        fetch: boundedErrorFetch(),
       });
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 1000;

@@ -27,6 +27,7 @@ import {
 } from '@anthropic-ai/sdk';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { ErrorTypes } from '../shared/constants';
+import { boundedMessage } from './error-body';
 
 type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];
 
@@ -254,7 +255,8 @@ function failure(type: ErrorType, retryable: boolean, message: string, details: 
   const nextRetryDelay = retryable && details.retryAfterMs !== null ? details.retryAfterMs : undefined;
   return ApplicationFailure.create({
     type,
-    message,
+    // A provider's error text is cut: it ends up in the run's history and result.
+    message: boundedMessage(message),
     nonRetryable: !retryable,
     details: [details],
     ...(nextRetryDelay !== undefined ? { nextRetryDelay } : {}),

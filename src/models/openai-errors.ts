@@ -13,6 +13,7 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ErrorTypes } from '../shared/constants';
+import { boundedMessage } from './error-body';
 import { cancellationFailure, retryDelayFromHeaders, type ModelErrorDetails } from './errors';
 
 type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];
@@ -57,7 +58,6 @@ const STREAM_ERROR_CLASSES: Record<string, Classification> = {
 };
 
 const PROVIDER = 'OpenAI-compatible API';
-const MAX_MESSAGE_CHARS = 2_000;
 
 /**
  * Turn anything an OpenAI-compatible call threw into the failure Temporal should see. Already
@@ -161,7 +161,7 @@ function failure(
   return ApplicationFailure.create({
     type: cls.type,
     // A hostile server's error text is cut: it ends up in the run's history and result.
-    message: message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS)}…` : message,
+    message: boundedMessage(message),
     nonRetryable: !cls.retryable,
     details: [details],
     ...(nextRetryDelay !== undefined ? { nextRetryDelay } : {}),

@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import { ErrorTypes, MAX_MODEL_RESPONSE_BYTES } from '../shared/constants';
 import type { ModelRequest, ModelResponse } from '../shared/messages';
+import { boundedErrorFetch } from './error-body';
 import { cancellationFailure } from './errors';
 import { classifyOpenAIError } from './openai-errors';
 import { ChunkAccumulator, serverModelName, toChatParams, type MaxTokensField } from './openai-mapping';
@@ -71,6 +72,8 @@ export class OpenAIProvider implements ModelProvider {
         baseURL: options.baseURL ?? (env.OPENAI_BASE_URL?.trim() || undefined),
         maxRetries: 0,
         timeout: this.timeoutMs,
+        // An error body is read only so far: a huge one must not become a failure too large to record.
+        fetch: boundedErrorFetch(),
       });
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 1000;
