@@ -6,6 +6,7 @@ import { ErrorTypes } from '../shared/constants';
 import type { ContentBlock, ModelRequest, ModelResponse, StopReason } from '../shared/messages';
 import { boundedErrorFetch } from './error-body';
 import { classifyModelError } from './errors';
+import { invalidUsage, optionalTokenCount, tokenCount } from './usage-check';
 import type { ModelCallContext, ModelProvider } from './types';
 
 type ProgressSink = NonNullable<ModelCallContext['progress']>;
@@ -44,6 +45,7 @@ export interface AnthropicProviderOptions {
 }
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 90_000;
+const PROVIDER = 'Anthropic API';
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 
 /**
@@ -166,7 +168,9 @@ export function toModelResponse(message: ApiMessage, requestId?: string | null):
       nonRetryable: false,
     });
   }
-  const usage = message.usage;
+  const usage = message.usage as unknown as Record<string, unknown> | null | undefined;
+  // The run's cost and budget rest on these: a missing or invalid count is a retryable provider error, never 0.
+  if (!usage || typeof usage !== 'object') throw invalidUsage(PROVIDER, 'the message has no usage');
   const response: ModelResponse = {
     id: message.id,
     model: message.model,
@@ -174,10 +178,18 @@ export function toModelResponse(message: ApiMessage, requestId?: string | null):
     content: JSON.parse(JSON.stringify(message.content)) as ContentBlock[],
     stopReason: (message.stop_reason ?? null) as StopReason | null,
     usage: {
-      inputTokens: usage?.input_tokens ?? 0,
-      outputTokens: usage?.output_tokens ?? 0,
-      cacheReadInputTokens: usage?.cache_read_input_tokens ?? 0,
-      cacheCreationInputTokens: usage?.cache_creation_input_tokens ?? 0,
+      inputTokens: tokenCount(usage.input_tokens, 'usage.input_tokens', PROVIDER),
+      outputTokens: tokenCount(usage.output_tokens, 'usage.output_tokens', PROVIDER),
+      cacheReadInputTokens: optionalTokenCount(
+        usage.cache_read_input_tokens,
+        'usage.cache_read_input_tokens',
+        PROVIDER,
+      ),
+      cacheCreationInputTokens: optionalTokenCount(
+        usage.cache_creation_input_tokens,
+        'usage.cache_creation_input_tokens',
+        PROVIDER,
+      ),
     },
   };
   if (requestId) response.requestId = requestId;

@@ -18,6 +18,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import { ErrorTypes } from '../shared/constants';
 import type { ContentBlock, Message, ModelRequest, ModelResponse, StopReason } from '../shared/messages';
+import { invalidUsage, optionalTokenCount, tokenCount } from './usage-check';
+
+const PROVIDER = 'OpenAI-compatible API';
 
 type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsStreaming;
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
@@ -128,7 +131,8 @@ export class ChunkAccumulator {
   finishReason: string | null = null;
   /** Characters of text, reasoning and tool arguments received so far. */
   chars = 0;
-  private usage: { prompt: number; completion: number; cached: number } | undefined;
+  /** The last usage report of the stream (servers that repeat it send running totals). */
+  private usage: Record<string, unknown> | undefined;
 
   /** Adds one chunk; returns the text and reasoning it carried, for progress events. */
   add(chunk: unknown): { text: string; thinking: string } {
@@ -137,7 +141,7 @@ export class ChunkAccumulator {
     if (typeof chunk.id === 'string' && !this.id) this.id = chunk.id.slice(0, MAX_NAME_CHARS);
     if (typeof chunk.model === 'string' && chunk.model && !this.model)
       this.model = chunk.model.slice(0, MAX_NAME_CHARS);
-    if (isRecord(chunk.usage)) this.addUsage(chunk.usage);
+    if (isRecord(chunk.usage)) this.usage = chunk.usage;
     const choices = chunk.choices ?? [];
     if (!Array.isArray(choices)) throw malformed('a stream chunk has no choices array');
     let text = '';
@@ -183,12 +187,15 @@ export class ChunkAccumulator {
     }
   }
 
-  private addUsage(usage: Record<string, unknown>): void {
+  /** The stream's token counts: a missing or invalid report is a retryable provider error, never zero (usage-check.ts). */
+  private counts(): { prompt: number; completion: number; cached: number } {
+    const usage = this.usage;
+    if (!usage) throw invalidUsage(PROVIDER, 'the stream sent no usage chunk');
     const details = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
-    this.usage = {
-      prompt: count(usage.prompt_tokens),
-      completion: count(usage.completion_tokens),
-      cached: count(details.cached_tokens),
+    return {
+      prompt: tokenCount(usage.prompt_tokens, 'usage.prompt_tokens', PROVIDER),
+      completion: tokenCount(usage.completion_tokens, 'usage.completion_tokens', PROVIDER),
+      cached: optionalTokenCount(details.cached_tokens, 'usage.prompt_tokens_details.cached_tokens', PROVIDER),
     };
   }
 
@@ -215,7 +222,7 @@ export class ChunkAccumulator {
     let stopReason: StopReason | null = this.finishReason === null ? null : (FINISH_REASONS[this.finishReason] ?? null);
     // Some servers end a turn that called tools with 'stop': the calls must still run (and be answered).
     if (this.calls.length > 0 && (stopReason === 'end_turn' || stopReason === null)) stopReason = 'tool_use';
-    const usage = this.usage ?? { prompt: 0, completion: 0, cached: 0 };
+    const usage = this.counts();
     const cached = Math.min(usage.cached, usage.prompt);
     const response: ModelResponse = {
       id: this.id || newId(),
@@ -243,10 +250,6 @@ export function parseArguments(raw: string): unknown {
   } catch {
     return raw;
   }
-}
-
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
