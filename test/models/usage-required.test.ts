@@ -4,7 +4,7 @@ import { AnthropicProvider } from '../../src/models/anthropic';
 import { OpenAIProvider } from '../../src/models/openai';
 import type { ModelCallContext, ModelProvider } from '../../src/models/types';
 import { MAX_CALL_TOKENS } from '../../src/models/usage-check';
-import { ErrorTypes, WORKFLOW_TYPE, type ModelRequest } from '../../src/shared';
+import { ErrorTypes, WORKFLOW_TYPE, type AgentRunInput, type ModelRequest } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
 import { message, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 import { answer, startFakeOpenAI, toolCalls, type FakeOpenAI } from '../support/fake-openai';
@@ -36,13 +36,18 @@ afterEach(async () => {
 });
 
 let counter = 0;
-async function budgetRun(model: ModelProvider, modelId: string, maxBudgetUsd: number) {
+async function budgetRun(
+  model: ModelProvider,
+  modelId: string,
+  maxBudgetUsd: number,
+  input: Partial<AgentRunInput> = {},
+) {
   const workspace = await tempWorkspace('usage');
   const result = await withWorker(env, { model }, async (taskQueue) => {
     const handle = await env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
       taskQueue,
       workflowId: `usage-${Date.now()}-${++counter}`,
-      args: [{ prompt: 'write the files', model: modelId, workspace, maxBudgetUsd }],
+      args: [{ prompt: 'write the files', model: modelId, workspace, maxBudgetUsd, ...input }],
     });
     return runResult(handle);
   });
@@ -76,6 +81,21 @@ test.each([
     expect(result.usage.inputTokens).toBe(1_000_000);
   },
 );
+
+test('a server that never reports usage ends the run failed once the bounded retries are spent, its tools never run', async () => {
+  openai.enqueue(
+    toolCalls([writeCall('call_1', 'one.txt')], { usage: null }),
+    toolCalls([writeCall('call_2', 'two.txt')], { usage: null }),
+  );
+  const { result, workspace } = await budgetRun(openaiProvider(), 'openai:gpt-4o-mini', 0.05, {
+    timeouts: { modelMaxAttempts: 2 },
+  });
+  expect(result.exitReason).toBe('failed');
+  expect(result.error?.type).toBe(ErrorTypes.MalformedResponse);
+  expect(result.error?.message).toContain('reported no valid token usage');
+  expect(openai.requests).toHaveLength(2);
+  expect(existsSync(path.join(workspace, 'one.txt')) || existsSync(path.join(workspace, 'two.txt'))).toBe(false);
+});
 
 test('maxBudgetUsd is enforced when the Anthropic API negates usage: the answer is refused and the call repeated', async () => {
   const write = (id: string, file: string) => [
