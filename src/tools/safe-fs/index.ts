@@ -49,6 +49,12 @@ function plainError(error: unknown, userPath: string): unknown {
   // Not `instanceof Error`: errors from Node's own modules may come from another realm (jest, vm).
   const message = typeof error === 'object' && error !== null && 'message' in error ? error.message : undefined;
   if (typeof message !== 'string' || !message.includes('/proc/self/fd/')) return error;
-  const code = errorCode(error) ?? 'error';
-  return new Error(`Cannot use '${userPath}': ${ERRNO_TEXT[code] ?? code} (${code}).`);
+  const code = errorCode(error);
+  const meaning = (code !== undefined ? ERRNO_TEXT[code] : undefined) ?? systemText(message) ?? 'the system refused it';
+  return new Error(`Cannot use '${userPath}': ${meaning}${code !== undefined ? ` (${code})` : ''}.`);
+}
+
+/** The system's own words in a Node error message (`EINVAL: invalid argument, open '…'` → `invalid argument`). */
+function systemText(message: string): string | undefined {
+  return /^[A-Z][A-Z0-9_]*: ([^,]+),/.exec(message)?.[1];
 }
