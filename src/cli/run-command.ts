@@ -117,7 +117,8 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
     out(`Web UI: ${link}`);
     if (flags.detach) {
       out(`Detached. Follow it with: durable-agent result ${workflowId}`);
-      if (flags.json) process.stdout.write(`${JSON.stringify({ workflowId, runId: handle.firstExecutionRunId })}\n`);
+      if (flags.json)
+        process.stdout.write(`${inertJson(JSON.stringify({ workflowId, runId: handle.firstExecutionRunId }))}\n`);
       return 0;
     }
     const followed = await follow(handle, out, {

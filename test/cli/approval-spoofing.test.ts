@@ -5,8 +5,8 @@ import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
 import type { AgentRunInput, AgentRunResult } from '../../src/shared';
 import { INPUT_PREVIEW_CHARS, WORKFLOW_TYPE } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
-import { runResult, waitForState } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { eventually, runResult, waitForState } from '../support/run-helpers';
+import { connectTestEnv, tempWorkspace, uniqueQueue, withWorker, type TestEnv } from '../support/temporal';
 import { durableAgent } from './cli-helpers';
 
 /**
@@ -114,4 +114,22 @@ test('approval spoofing: a command whose tail lies past the recorded preview is 
   });
   expect(followed?.stdout).toContain(`    │ command: ${command}`);
   expect(followed?.stdout).not.toContain('is cut');
+});
+
+test('approval spoofing: a run id a client chose with escape sequences in it is shown, not obeyed, by list and status', async () => {
+  const workflowId = `spoof-${tag}-\x1b]0;pwned\x07\x1b[2K-id`;
+  // No worker: the run only has to exist for Temporal to list and describe it.
+  const handle = await start(uniqueQueue('nobody'), workflowId);
+  try {
+    const listed = await eventually(
+      () => durableAgent(['list', '--query', `WorkflowId = '${workflowId}'`]),
+      (out) => expect(out.stdout).toContain(`spoof-${tag}-␛]0;pwned␇␛[2K-id`),
+    );
+    expect(listed.stdout).not.toMatch(OBEYED);
+    const status = await durableAgent(['status', workflowId]);
+    expect(status.stdout).toContain(`run         spoof-${tag}-␛]0;pwned␇␛[2K-id`);
+    expect(status.stdout + status.stderr).not.toMatch(OBEYED);
+  } finally {
+    await handle.terminate('test over');
+  }
 });
