@@ -10,7 +10,7 @@ import { visibleLine } from './terminal-text';
  */
 
 const GUTTER = '    │ ';
-/** Runs of blanks at least this long are shown as `⟨N spaces⟩`. */
+/** Runs of blanks (spaces, tabs) at least this long are shown as `⟨N blanks⟩`. */
 const LONG_BLANKS = 16;
 
 /** Said under an input that is only the run's cut record of it. */
