@@ -45,7 +45,7 @@ export function isInside(parent: string, child: string): boolean {
  * symlink on the way is followed by hand, because writing through it would create its target —
  * which may be outside the workspace.
  */
-async function realpathAllowMissing(p: string, hops = 0): Promise<string> {
+export async function realpathAllowMissing(p: string, hops = 0): Promise<string> {
   if (hops > MAX_SYMLINK_HOPS) throw new WorkspaceError(`Too many levels of symbolic links while resolving '${p}'.`);
   try {
     return await fs.realpath(p);
