@@ -76,11 +76,11 @@ function systemReason(real: string, tmp: string): string | undefined {
   return tree ? `${real} lies in the system directory ${tree}` : undefined;
 }
 
-function realTmp(): string {
+function realOrSelf(p: string): string {
   try {
-    return realpathSync(os.tmpdir());
+    return realpathSync(p);
   } catch {
-    return os.tmpdir();
+    return p;
   }
 }
 
@@ -100,10 +100,12 @@ function packageRoot(): string | undefined {
 function codeRule(): { dirs: string[]; mayHold: boolean } {
   const root = packageRoot();
   if (!root) return { dirs: [], mayHold: true };
+  // As they are spelt and as they resolve (node_modules may be a link to a shared install).
+  const both = (dirs: string[]) => [...new Set(dirs.flatMap((d) => [d, realOrSelf(d)]))];
   if (existsSync(path.join(root, '.git'))) {
-    return { dirs: [path.join(root, 'dist'), path.join(root, 'node_modules')], mayHold: true };
+    return { dirs: both([path.join(root, 'dist'), path.join(root, 'node_modules')]), mayHold: true };
   }
-  return { dirs: [root], mayHold: false };
+  return { dirs: both([root]), mayHold: false };
 }
 
 /**
@@ -112,7 +114,7 @@ function codeRule(): { dirs: string[]; mayHold: boolean } {
  */
 export class WorkspacePolicy {
   readonly roots: readonly string[];
-  private readonly tmp = realTmp();
+  private readonly tmp = realOrSelf(os.tmpdir());
   private readonly protectedPaths: Protected[];
   private readonly code: { dirs: string[]; mayHold: boolean };
 

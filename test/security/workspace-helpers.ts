@@ -12,7 +12,8 @@ export async function outcomeOf(
   } catch (error) {
     if (!(error instanceof WorkflowFailedError)) throw error;
     const cause = error.cause;
-    const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as AgentRunResult | undefined) : undefined;
+    const details =
+      cause instanceof ApplicationFailure ? (cause.details?.[0] as AgentRunResult | undefined) : undefined;
     return { failed: true, message: cause?.message ?? error.message, result: details };
   }
 }
