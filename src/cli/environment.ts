@@ -1,10 +1,9 @@
-import { existsSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { connectClient } from '../client';
 import { describeConnection, mayStartEmbeddedServer, type TemporalConfig } from '../config';
 import { isReachable, startBackgroundDevServer } from '../server/dev-server';
 import { type AgentWorker, connectWorker, createAgentWorker, defaultActivityDeps } from '../worker';
-import { rootsFromEnv } from '../tools/workspace-roots';
+import { rootProblem, rootsFromEnv } from '../tools/workspace-roots';
 import { installWorkerRuntime } from './worker-command';
 
 /**
@@ -56,6 +55,6 @@ export async function startInlineWorker(
  */
 export function inlineWorkspaceRoots(workspace: string | undefined, env: NodeJS.ProcessEnv = process.env): string[] {
   const roots = rootsFromEnv(env) ?? [process.cwd()];
-  // A missing workspace is no root: the run fails at start and says it does not exist.
-  return workspace !== undefined && existsSync(workspace) ? [...roots, workspace] : roots;
+  // A missing workspace, `/` or a system directory is no root: the run fails at start and says why.
+  return workspace !== undefined && rootProblem(workspace) === undefined ? [...roots, workspace] : roots;
 }

@@ -108,6 +108,24 @@ function codeRule(): { dirs: string[]; mayHold: boolean } {
   return { dirs: both([root]), mayHold: false };
 }
 
+/** Why `root` cannot be a workspace root (missing, `/`, a system directory), or undefined. */
+export function rootProblem(root: string): string | undefined {
+  let real: string;
+  try {
+    real = realpathSync(path.resolve(root));
+  } catch {
+    return `The workspace root ${root} does not exist (${WORKSPACE_ROOTS_ENV_VAR}, --workspace-root).`;
+  }
+  // A shared directory (/tmp, /home) may be a root, the workspaces being folders inside it.
+  const system =
+    real === '/'
+      ? 'it is the whole file system'
+      : SHARED_TOPS.includes(real)
+        ? undefined
+        : systemReason(real, realOrSelf(os.tmpdir()));
+  return system ? `The workspace root ${root} cannot be a root: ${system}.` : undefined;
+}
+
 /**
  * A worker's workspace rules. Built once at worker start: a root that is `/` or a system directory,
  * or that does not exist, is an error then (the worker does not start).
@@ -138,23 +156,9 @@ export class WorkspacePolicy {
   }
 
   private realRoot(root: string): string {
-    let real: string;
-    try {
-      real = realpathSync(path.resolve(root));
-    } catch {
-      throw new WorkspaceError(
-        `The workspace root ${root} does not exist (${WORKSPACE_ROOTS_ENV_VAR}, --workspace-root).`,
-      );
-    }
-    // A shared directory (/tmp, /home) may be a root, the workspaces being folders inside it.
-    const system =
-      real === '/'
-        ? 'it is the whole file system'
-        : SHARED_TOPS.includes(real)
-          ? undefined
-          : systemReason(real, this.tmp);
-    if (system) throw new WorkspaceError(`The workspace root ${root} cannot be a root: ${system}.`);
-    return real;
+    const why = rootProblem(root);
+    if (why) throw new WorkspaceError(why);
+    return realpathSync(path.resolve(root));
   }
 
   /** The paths resolved now: protected files may be missing, or links the worker's user changed. */

@@ -12,6 +12,8 @@ import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
 import { ErrorTypes, endSessionUpdate, sendMessageUpdate, stateQuery } from '../../src/shared';
 import { tempWorkspace, withWorker } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
+import { durableAgent } from '../cli/cli-helpers';
+import { uniqueQueue } from '../support/temporal';
 import { outcomeOf } from './workspace-helpers';
 
 jest.setTimeout(60_000);
@@ -95,6 +97,29 @@ test('nested workspaces redirect each other: run B keeps its recorded workspace 
   expect(results).not.toContain('private');
   expect(existsSync(path.join(target, 'planted'))).toBe(false);
   expect(existsSync(path.join(target, 'planted-by-bash'))).toBe(false);
+});
+
+test('any client chooses any workspace: the CLI with its inline worker refuses --workspace / at run start', async () => {
+  const here = await tempWorkspace('roots-cli');
+  const out = await durableAgent(['run', 'read /etc/shadow', '--workspace', '/', '--json'], {
+    taskQueue: uniqueQueue('roots-cli'),
+    env: { DURABLE_AGENT_WORKSPACE_ROOTS: here },
+  });
+  expect(out.code).toBe(1);
+  const result = JSON.parse(out.stdout) as { exitReason: string; error?: { type: string; message: string } };
+  expect(result.exitReason).toBe('failed');
+  expect(result.error?.type).toBe('DurableAgent.WorkspaceRefused');
+  expect(result.error?.message).toContain('The workspace / is refused (outside the workspace roots)');
+  expect(result.error?.message).toContain(`workspace roots: ${here}`);
+  expect(out.stderr).toContain('The workspace / is refused');
+});
+
+test('a worker whose --workspace-root is / or a system directory does not start (exit 2, saying why)', async () => {
+  for (const root of ['/', '/usr']) {
+    const out = await durableAgent(['worker', '--workspace-root', root], { taskQueue: uniqueQueue('roots-worker') });
+    expect(out.code).toBe(2);
+    expect(out.stdout + out.stderr).toContain(`The workspace root ${root} cannot be a root`);
+  }
 });
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
