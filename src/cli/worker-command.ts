@@ -131,6 +131,7 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
         out(`Worker polling task queue '${taskQueue}' on ${address} (namespace ${namespace}), pid ${process.pid}.`);
         out(sandboxStatus().detail);
         out(`Workspace roots: ${policy.roots.join(', ')} (runs' workspaces must be inside one; --workspace-root).`);
+        for (const line of await policy.rootsHoldingOwnFiles()) out(`Note: ${line}.`);
         out(`SIGINT/SIGTERM shut it down gracefully (running activities get up to ${grace}).`);
         health = watchServer(connection, address, out, options.healthCheckIntervalMs);
         await worker.run();

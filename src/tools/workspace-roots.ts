@@ -161,6 +161,22 @@ export class WorkspacePolicy {
     return realpathSync(path.resolve(root));
   }
 
+  /**
+   * The roots that hold one of the worker's own files (its settings file first), for the worker's
+   * start-up lines: workspaces there are refused when they hold the file, folders beside it are not.
+   */
+  async rootsHoldingOwnFiles(): Promise<string[]> {
+    const lines: string[] = [];
+    for (const p of await this.resolvedProtected()) {
+      for (const root of this.roots) {
+        const held = p.paths.find((one) => isInside(root, one));
+        if (held)
+          lines.push(`the workspace root ${root} holds ${p.what} (${held}): no workspace holding it is accepted`);
+      }
+    }
+    return lines;
+  }
+
   /** The paths resolved now: protected files may be missing, or links the worker's user changed. */
   private async resolvedProtected(): Promise<Protected[]> {
     return Promise.all(

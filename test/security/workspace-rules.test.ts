@@ -47,6 +47,15 @@ test('a workspace holding the worker settings file, even one not created yet, is
   await expect(policy([tmp], settings).admit(path.join(home, 'project'))).resolves.toBe(path.join(home, 'project'));
 });
 
+test('the worker settings file is checked against the roots: a root holding it is named at start', async () => {
+  const home = await tempWorkspace('rules-home-root');
+  const settings = path.join(home, '.durable-agent', 'settings.json');
+  expect(await policy([home], settings).rootsHoldingOwnFiles()).toEqual([
+    `the workspace root ${home} holds the worker's hooks settings file (${settings}): no workspace holding it is accepted`,
+  ]);
+  expect(await policy([home], path.join(tmp, 'elsewhere', 'settings.json')).rootsHoldingOwnFiles()).toEqual([]);
+});
+
 test("a workspace holding the worker's TLS key or Temporal profile is refused", async () => {
   const dir = await tempWorkspace('rules-keys');
   const key = policy([tmp], undefined, { TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'client.key') });
