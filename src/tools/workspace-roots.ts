@@ -93,9 +93,11 @@ function packageRoot(): string | undefined {
 }
 
 /**
- * The worker's code: no workspace may lie in it, nor hold it. A source checkout (a package root with
- * `.git`) is the developer's own project, on which `npm start` runs the agent: there a workspace may
- * hold the checkout, and only lying inside its built code or installed dependencies is refused.
+ * The worker's code: no workspace may lie in it, nor hold it. Two installations are the developer's
+ * own project, where a workspace may hold the code and only lying inside it is refused: a source
+ * checkout (a package root with `.git`, on which `npm start` runs the agent; its built code and
+ * installed dependencies are protected) and a project that installed durable-agent in its
+ * `node_modules` (where `npx durable-agent run` runs in the project).
  */
 function codeRule(): { dirs: string[]; mayHold: boolean } {
   const root = packageRoot();
@@ -105,7 +107,8 @@ function codeRule(): { dirs: string[]; mayHold: boolean } {
   if (existsSync(path.join(root, '.git'))) {
     return { dirs: both([path.join(root, 'dist'), path.join(root, 'node_modules')]), mayHold: true };
   }
-  return { dirs: both([root]), mayHold: false };
+  const inProject = root.split(path.sep).includes('node_modules');
+  return { dirs: both([root]), mayHold: inProject };
 }
 
 /** Why `root` cannot be a workspace root (missing, `/`, a system directory), or undefined. */
