@@ -1,7 +1,7 @@
 import { existsSync, promises as fs, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { isInside, realpathAllowMissing, WorkspaceError } from './workspace';
+import { isInside, pinWorkspace, realpathAllowMissing, WorkspaceError } from './workspace';
 
 /**
  * Which workspaces a worker accepts: the operator decides, once, by the worker's workspace roots.
@@ -243,6 +243,8 @@ export class WorkspacePolicy {
         `it now resolves to ${real}: a symlink replaced part of it since the run started`,
       );
     }
-    return this.admit(lexical);
+    const admitted = await this.admit(lexical);
+    pinWorkspace(admitted);
+    return admitted;
   }
 }

@@ -3,11 +3,13 @@
  * "A planted hook reaches every other run" run whole in workspace-roots.test.ts and
  * planted-hook-reaches-other-runs.test.ts).
  */
-import { mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { WorkspacePolicy, WorkspaceRefusedError, rootsFromEnv } from '../../src/tools/workspace-roots';
+import { createDefaultRegistry } from '../../src/tools';
 import { tempWorkspace } from '../support/temporal';
+import { makeContext } from '../tools/helpers';
 
 const repo = path.resolve(__dirname, '..', '..');
 const tmp = realpathSync(os.tmpdir());
@@ -89,4 +91,30 @@ test('a missing workspace or a file is refused by name', async () => {
   const dir = await tempWorkspace('rules-missing');
   expect((await refusal(policy([tmp]), path.join(dir, 'nope'))).rule).toBe('missing');
   expect((await refusal(policy([repo]), path.join(repo, 'package.json'))).rule).toBe('not a directory');
+});
+
+test('nested workspaces redirect each other: a swap after the check before a call is caught by the tools themselves', async () => {
+  const roots = await tempWorkspace('rules-pin');
+  const b = path.join(roots, 'a', 'sub');
+  mkdirSync(b, { recursive: true });
+  const target = await tempWorkspace('rules-pin-target');
+  writeFileSync(path.join(target, 'secret'), 'private');
+  const p = policy([roots]);
+  await expect(p.verify(b)).resolves.toBe(b); // the check before the call: b is still itself
+  renameSync(b, path.join(roots, 'a', 'old'));
+  symlinkSync(target, b); // ... and is swapped right after it
+  const registry = createDefaultRegistry();
+  for (const [name, input] of [
+    ['read_file', { path: 'secret' }],
+    ['write_file', { path: 'planted', content: 'x' }],
+    ['glob', { pattern: '*' }],
+    ['bash', { command: 'cat secret; touch planted-by-bash' }],
+  ] as const) {
+    const result = await registry.run(name, input, makeContext(b));
+    expect({ name, result }).toEqual({ name, result: expect.objectContaining({ isError: true }) });
+    expect(JSON.stringify(result)).toContain(`now resolves to ${target}`);
+    expect(JSON.stringify(result)).not.toContain('private');
+  }
+  expect(existsSync(path.join(target, 'planted'))).toBe(false);
+  expect(existsSync(path.join(target, 'planted-by-bash'))).toBe(false);
 });
