@@ -12,6 +12,10 @@ import { findTemporalCli } from '../src/server/temporal-cli';
  * unit-only runs.
  */
 export default async function globalSetup(): Promise<void> {
+  // Tests' workspaces are temporary directories (and a few runs use the checkout): the workers' roots.
+  process.env.DURABLE_AGENT_WORKSPACE_ROOTS ??= [await fs.realpath(os.tmpdir()), path.resolve(__dirname, '..')].join(
+    path.delimiter,
+  );
   if (process.env.DA_SKIP_TEMPORAL === '1') return;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'durable-agent-test-'));
   const { code } = await bundleWorkflowCode({

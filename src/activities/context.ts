@@ -1,7 +1,10 @@
+import { ApplicationFailure } from '@temporalio/common';
 import { assembleContext, type SandboxMode } from '../context';
+import { ErrorTypes } from '../shared/constants';
 import type { AssembleContextInput, AssembledContext } from '../shared/context-io';
 import type { ToolRegistry } from '../tools/registry';
 import { sandboxStatus } from '../tools/sandbox';
+import { WorkspaceRefusedError, type WorkspacePolicy } from '../tools/workspace-roots';
 
 export interface ContextActivityDeps {
   /** The worker's tools: the prompt describes those the run is offered. */
@@ -10,6 +13,8 @@ export interface ContextActivityDeps {
   defaultWorkspace?: string;
   /** How bash runs commands; default: this worker's sandbox status (`DURABLE_AGENT_SANDBOX`, the machine). */
   sandboxMode?: () => SandboxMode;
+  /** The worker's workspace rules (run start admits the workspace by them); without them any directory is taken. */
+  workspaces?: WorkspacePolicy;
 }
 
 /**
@@ -28,7 +33,25 @@ export function createContextActivities(deps: ContextActivityDeps) {
     });
   }
 
-  return { assembleContext: assembleContextActivity };
+  /**
+   * The run's workspace, admitted once at run start: its real path, which the run records and uses
+   * from then on. A refused workspace fails the run at once (non-retryable), naming the rule and the
+   * worker's roots: asking again cannot change the operator's decision.
+   */
+  async function admitWorkspace(requested: string | undefined): Promise<string> {
+    const workspace = requested ?? deps.defaultWorkspace ?? process.cwd();
+    if (!deps.workspaces) return workspace;
+    try {
+      return await deps.workspaces.admit(workspace);
+    } catch (error) {
+      if (error instanceof WorkspaceRefusedError) {
+        throw ApplicationFailure.nonRetryable(error.message, ErrorTypes.WorkspaceRefused, { rule: error.rule });
+      }
+      throw error;
+    }
+  }
+
+  return { assembleContext: assembleContextActivity, admitWorkspace };
 }
 
 export type ContextActivities = ReturnType<typeof createContextActivities>;

@@ -24,6 +24,11 @@ export interface HookActivityDeps {
   settingsFile?: string;
   /** Workspace for runs that name none (the worker's working directory by default). */
   defaultWorkspace?: string;
+  /**
+   * Checks the workspace a run recorded before its hooks run there (the worker's workspace rules);
+   * its real path, or an error that fails the hooks closed.
+   */
+  verifyWorkspace?: (workspace: string) => Promise<string>;
   /** The sandbox workspace hooks run in; default: the bash tool's (`DURABLE_AGENT_SANDBOX`). */
   sandbox?: SandboxSetting;
   /** The worker's tool names: settings whose matchers name other tools are reported at run start. */
@@ -62,7 +67,6 @@ export function createHookActivities(deps: HookActivityDeps = {}) {
 
   async function runHook(input: RunHookInput): Promise<HookOutcome> {
     const ctx = Context.current();
-    const workspace = workspaceOf(input);
     const started = Date.now();
     const timer = setInterval(
       () =>
@@ -74,6 +78,8 @@ export function createHookActivities(deps: HookActivityDeps = {}) {
       heartbeatEveryMs,
     );
     try {
+      const configured = workspaceOf(input);
+      const workspace = deps.verifyWorkspace ? await deps.verifyWorkspace(configured) : configured;
       return await runHooks(input, {
         workspace,
         settings: await loadSettings(workspace),

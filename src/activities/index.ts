@@ -23,7 +23,9 @@ import { modelRequest } from './model-request';
 import { modelProgress } from './model-progress';
 import { createHookActivities } from './hooks';
 import { createContextActivities } from './context';
-import type { FunctionHooks } from '../hooks';
+import { workerSettingsPath, type FunctionHooks } from '../hooks';
+import { WorkspaceError } from '../tools/workspace';
+import { WorkspacePolicy } from '../tools/workspace-roots';
 
 export { ConversationCache } from './conversation-cache';
 
@@ -46,6 +48,11 @@ export interface ActivityDeps {
   hooks?: FunctionHooks;
   /** The worker-wide hooks settings file; default `DURABLE_AGENT_SETTINGS`, else `~/.durable-agent/settings.json`. */
   settingsFile?: string;
+  /**
+   * Where runs' workspaces may be (docs/file-safety.md): default `DURABLE_AGENT_WORKSPACE_ROOTS`,
+   * else the default workspace. A workspace outside them fails its run at start.
+   */
+  workspaceRoots?: string[];
 }
 
 /**
@@ -55,6 +62,14 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const heartbeatEveryMs = deps.toolHeartbeatIntervalMs ?? 1000;
   const conversations = deps.conversations ?? new ConversationCache();
+  const settingsFile = deps.settingsFile ?? workerSettingsPath();
+  const defaultWorkspace = deps.defaultWorkspace ?? process.cwd();
+  // Built once, at worker start: a root that is `/` or a system directory stops the worker here.
+  const workspaces = new WorkspacePolicy({
+    ...(deps.workspaceRoots ? { roots: deps.workspaceRoots } : {}),
+    defaultRoot: defaultWorkspace,
+    settingsFile,
+  });
 
   const sandboxWarning =
     deps.sandboxWarning ??
@@ -132,7 +147,14 @@ export function createActivities(deps: ActivityDeps) {
 
   async function runTool(input: RunToolInput): Promise<RunToolOutput> {
     const ctx = Context.current();
-    const workspace = input.workspace ?? deps.defaultWorkspace ?? process.cwd();
+    let workspace: string;
+    try {
+      // The path run start recorded, checked again: nothing a run did since may have redirected it.
+      workspace = await workspaces.verify(input.workspace ?? defaultWorkspace);
+    } catch (error) {
+      if (!(error instanceof WorkspaceError)) throw error;
+      return { content: `Error: ${error.message}`, isError: true };
+    }
     const result = await runToolOnce(input, workspace, ctx);
     if (input.conversationId) conversations.putToolResult(input.conversationId, input.toolUseId, result);
     return ctx.info.isLocal && deps.workerQueue ? { ...result, workerQueue: deps.workerQueue } : result;
@@ -205,23 +227,24 @@ export function createActivities(deps: ActivityDeps) {
 
   const hookActivities = createHookActivities({
     ...(deps.hooks ? { hooks: deps.hooks } : {}),
-    ...(deps.settingsFile ? { settingsFile: deps.settingsFile } : {}),
-    ...(deps.defaultWorkspace ? { defaultWorkspace: deps.defaultWorkspace } : {}),
+    settingsFile,
+    defaultWorkspace,
+    verifyWorkspace: (workspace) => workspaces.verify(workspace),
     toolNames: deps.tools.names(),
   });
-  const contextActivities = createContextActivities({
-    tools: deps.tools,
-    ...(deps.defaultWorkspace ? { defaultWorkspace: deps.defaultWorkspace } : {}),
-  });
+  const contextActivities = createContextActivities({ tools: deps.tools, defaultWorkspace, workspaces });
 
-  /** Run start: the system prompt (docs/context.md) and which hook events have hooks (docs/hooks.md). */
+  /**
+   * Run start: the workspace, admitted by the worker's rules and resolved to the real path every
+   * later call uses (docs/file-safety.md); the system prompt (docs/context.md); and which hook events
+   * have hooks (docs/hooks.md).
+   */
   async function prepareRun(input: PrepareRunInput): Promise<PrepareRunOutput> {
-    const context = await contextActivities.assembleContext(input.context);
-    const hooks = await hookActivities.hookEvents({
-      ...(input.context.workspace ? { workspace: input.context.workspace } : {}),
-    });
+    const workspace = await contextActivities.admitWorkspace(input.context.workspace);
+    const context = await contextActivities.assembleContext({ ...input.context, workspace });
+    const hooks = await hookActivities.hookEvents({ workspace });
     const local = Context.current().info.isLocal && deps.workerQueue;
-    return { context, hooks, ...(local ? { workerQueue: deps.workerQueue } : {}) };
+    return { context, hooks, workspace, ...(local ? { workerQueue: deps.workerQueue } : {}) };
   }
 
   return { callModel, summarizeRun, runTool, prepareRun, runHook: hookActivities.runHook };

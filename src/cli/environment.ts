@@ -3,6 +3,7 @@ import { connectClient } from '../client';
 import { describeConnection, mayStartEmbeddedServer, type TemporalConfig } from '../config';
 import { isReachable, startBackgroundDevServer } from '../server/dev-server';
 import { type AgentWorker, connectWorker, createAgentWorker, defaultActivityDeps } from '../worker';
+import { rootProblem, rootsFromEnv } from '../tools/workspace-roots';
 import { installWorkerRuntime } from './worker-command';
 
 /**
@@ -30,6 +31,8 @@ export async function ensureServer(config: TemporalConfig, out: (line: string) =
 export async function startInlineWorker(
   config: TemporalConfig,
   out: (line: string) => void,
+  /** The run's workspace: the operator chose it on this command line, so this worker accepts it. */
+  workspace?: string,
 ): Promise<{ worker: AgentWorker; done: Promise<void> }> {
   // The worker shares the terminal with the run's progress, which already reports failed calls:
   // only errors belong there. Ctrl-C is the CLI's to handle (it interrupts the run).
@@ -39,9 +42,19 @@ export async function startInlineWorker(
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
-    deps: defaultActivityDeps(),
+    deps: { ...defaultActivityDeps(), workspaceRoots: inlineWorkspaceRoots(workspace) },
   });
   out(`Worker started in this process on task queue '${config.taskQueue}'`);
   const done = worker.run().finally(() => connection.close());
   return { worker, done };
+}
+
+/**
+ * The inline worker's workspace roots: `DURABLE_AGENT_WORKSPACE_ROOTS`, else the directory the CLI
+ * runs in; plus the run's own `--workspace`, which the person at this terminal chose.
+ */
+export function inlineWorkspaceRoots(workspace: string | undefined, env: NodeJS.ProcessEnv = process.env): string[] {
+  const roots = rootsFromEnv(env) ?? [process.cwd()];
+  // A missing workspace, `/` or a system directory is no root: the run fails at start and says why.
+  return workspace !== undefined && rootProblem(workspace) === undefined ? [...roots, workspace] : roots;
 }

@@ -36,7 +36,7 @@ Usage:
   durable-agent interrupt <id> [--reason R]
   durable-agent result <id> [--json]
   durable-agent list [--status S] [--limit N] [--query Q] [--json]
-  durable-agent worker
+  durable-agent worker [--workspace-root DIR]...  (runs' workspaces must be inside a root; default: here)
   durable-agent server [--ui-port N] [--db-filename FILE]
   durable-agent codec-server [--port N]       (decrypts payloads for the Web UI; see docs/encryption.md)
 
@@ -45,7 +45,7 @@ Every command takes --profile P: a connection profile of the Temporal config fil
 Environment: the Temporal connection as the temporal CLI reads it (TEMPORAL_ADDRESS 127.0.0.1:7233,
 TEMPORAL_NAMESPACE default, TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE),
 TEMPORAL_TASK_QUEUE (durable-agent), ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL,
-DURABLE_AGENT_MODEL, DURABLE_AGENT_CODEC_KEYS, DURABLE_AGENT_SANDBOX, TEMPORAL_UI_URL.`;
+DURABLE_AGENT_MODEL, DURABLE_AGENT_CODEC_KEYS, DURABLE_AGENT_SANDBOX, DURABLE_AGENT_WORKSPACE_ROOTS, TEMPORAL_UI_URL.`;
 
 /** Raised for bad command lines: printed with the usage, exit code 2. */
 class UsageError extends Error {}
@@ -277,8 +277,9 @@ export async function main(argv: string[]): Promise<number> {
       return listCommand(flags, await connectClient(config), say);
     }
     case 'worker': {
-      parseArgs({ args: rest, options: {} });
-      return runWorkerCommand({ config, out: say });
+      const { values } = parseArgs({ args: rest, options: { 'workspace-root': { type: 'string', multiple: true } } });
+      const roots = values['workspace-root'];
+      return runWorkerCommand({ config, out: say, ...(roots?.length ? { workspaceRoots: roots } : {}) });
     }
     case 'server': {
       const { values } = parseArgs({

@@ -106,7 +106,7 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
   let worker: AgentWorker | undefined;
   let workerDone: Promise<void> | undefined;
   if (flags.inlineWorker && !flags.detach) {
-    ({ worker, done: workerDone } = await startInlineWorker(config, out));
+    ({ worker, done: workerDone } = await startInlineWorker(config, out, input.workspace));
   }
 
   try {

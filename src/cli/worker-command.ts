@@ -9,7 +9,9 @@ import {
 import type { ActivityDeps } from '../activities';
 import type { TemporalConfig } from '../config';
 import { isReachable } from '../server/dev-server';
+import { workerSettingsPath } from '../hooks';
 import { sandboxStatus } from '../tools/sandbox';
+import { WorkspacePolicy } from '../tools/workspace-roots';
 import {
   SHUTDOWN_FORCE_MARGIN_MS,
   type AgentWorker,
@@ -37,6 +39,8 @@ export interface WorkerCommandOptions {
   healthCheckIntervalMs?: number;
   /** Install the SDK runtime with this command's logging (default true; once per process). */
   installRuntime?: boolean;
+  /** `--workspace-root DIR` (repeatable): where runs' workspaces may be; see docs/file-safety.md. */
+  workspaceRoots?: string[];
 }
 
 const DEFAULT_RETRY_INITIAL_MS = 1000;
@@ -60,7 +64,20 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   const settings = options.settings ?? workerSettings();
   if (options.installRuntime !== false) installWorkerRuntime();
   const { address, namespace, taskQueue } = options.config;
-  const deps = options.deps ?? defaultActivityDeps(settings);
+  const base = options.deps ?? defaultActivityDeps(settings);
+  const deps = options.workspaceRoots?.length ? { ...base, workspaceRoots: options.workspaceRoots } : base;
+  let policy: WorkspacePolicy;
+  try {
+    // Checked before connecting: a root that is `/` or a system directory is the operator's mistake to fix.
+    policy = new WorkspacePolicy({
+      ...(deps.workspaceRoots ? { roots: deps.workspaceRoots } : {}),
+      defaultRoot: deps.defaultWorkspace ?? process.cwd(),
+      settingsFile: deps.settingsFile ?? workerSettingsPath(),
+    });
+  } catch (err) {
+    out(`error: ${firstLine(err)}`);
+    return 2;
+  }
   const initialMs = options.retryInitialMs ?? DEFAULT_RETRY_INITIAL_MS;
   const maxMs = options.retryMaxMs ?? DEFAULT_RETRY_MAX_MS;
   const backoff = (attempt: number) => Math.min(maxMs, initialMs * 2 ** Math.max(0, attempt - 1));
@@ -113,6 +130,8 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
         if (stopping) break;
         out(`Worker polling task queue '${taskQueue}' on ${address} (namespace ${namespace}), pid ${process.pid}.`);
         out(sandboxStatus().detail);
+        out(`Workspace roots: ${policy.roots.join(', ')} (runs' workspaces must be inside one; --workspace-root).`);
+        for (const line of await policy.rootsHoldingOwnFiles()) out(`Note: ${line}.`);
         out(`SIGINT/SIGTERM shut it down gracefully (running activities get up to ${grace}).`);
         health = watchServer(connection, address, out, options.healthCheckIntervalMs);
         await worker.run();

@@ -15,7 +15,7 @@ import {
   type Environment,
   type SandboxMode,
 } from './default-prompt';
-import { readInstructions } from './instructions';
+import { contextOwners, readInstructions } from './instructions';
 import {
   MAX_CONTEXT_BYTES,
   MAX_MEMORY_BYTES,
@@ -183,6 +183,7 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
 
   const sections: Section[] = [{ kind: 'default', title: 'Identity', text: identitySection() }];
   let skills: ContextSkill[] = [];
+  const owners = workspace ? await contextOwners(workspace) : {};
   if (workspace) {
     for (const file of await readInstructions(workspace, warn)) {
       sections.push({
@@ -196,7 +197,7 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
   }
   sections.push({ kind: 'default', title: 'Environment', text: environmentSection(env) });
   if (workspace) {
-    const memory = await readCapped(workspace, 'MEMORY.md', MAX_MEMORY_BYTES);
+    const memory = await readCapped(workspace, 'MEMORY.md', MAX_MEMORY_BYTES, owners.inside);
     if (memory.kind === 'refused') warn(`MEMORY.md not read: ${memory.reason}`);
     if (memory.kind === 'ok' && memory.truncated)
       warn(`MEMORY.md cut to its first ${bytesText(MAX_MEMORY_BYTES)} of ${bytesText(memory.fileBytes)}`);
@@ -210,10 +211,11 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
       kind: 'memory',
       title: 'Long-term memory',
       ...(memory.kind === 'ok' ? { path: 'MEMORY.md' } : {}),
-      text: memorySection(text, offered),
+      // A MEMORY.md that is there but refused is not "no MEMORY.md": the model must not overwrite it unseen.
+      text: memorySection(text, offered, memory.kind === 'refused' ? memory.reason : undefined),
       ...(memory.kind === 'ok' && memory.truncated ? { truncated: true } : {}),
     });
-    const found = await findSkills(workspace, warn);
+    const found = await findSkills(workspace, warn, owners.inside);
     if (found.length && !offered.has('read_file')) {
       warn(`${found.length} skills not listed: the run does not offer read_file to read them`);
     } else if (found.length) {

@@ -110,13 +110,20 @@ export function toolsSection(specs: readonly ToolSpec[], env: Environment, proto
   return [...lines, ...(rules.length ? ['', ...rules] : [])].join('\n');
 }
 
-/** MEMORY.md as read at start, and how to keep it. */
-export function memorySection(text: string | undefined, toolNames: ReadonlySet<string>): string {
+/** MEMORY.md as read at start, and how to keep it; `refused`: it is there but was not read, and why. */
+export function memorySection(text: string | undefined, toolNames: ReadonlySet<string>, refused?: string): string {
   const canWrite = FILE_WRITERS.some((name) => toolNames.has(name));
   const keep = canWrite
     ? "When you learn a durable fact about this workspace or the user's preferences (not the progress of this " +
       'task), record it in MEMORY.md at the workspace root with the file tools, keeping the file short.'
     : '';
+  if (refused !== undefined) {
+    return (
+      // eslint-disable-next-line no-control-regex
+      `MEMORY.md exists in the workspace but was not read (${refused.replace(/[\u0000-\u001f\u007f]+/g, ' ').slice(0, 300)}). ` +
+      'Do not replace it without asking the user; tell them if it matters for the task.'
+    );
+  }
   if (text === undefined) {
     return ['There is no MEMORY.md in the workspace yet.', keep].filter(Boolean).join(' ');
   }

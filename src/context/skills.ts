@@ -65,8 +65,21 @@ export function parseSkillFrontmatter(text: string): Frontmatter {
   return { ok: true, name, description: oneLine };
 }
 
-/** The workspace's skills, in root order then by folder name, at most MAX_SKILLS; `warn` hears what was skipped. */
-export async function findSkills(realWorkspace: string, warn: (text: string) => void): Promise<ContextSkill[]> {
+/**
+ * Folder names a skill may live in: letters, digits, `.`, `_`, `-` and inner spaces. Its path goes
+ * into the prompt, so a name with a line break, `#` or a backquote could forge a heading there.
+ */
+const SKILL_FOLDER = /^[\p{L}\p{N}._-](?:[\p{L}\p{N}._ -]{0,126}[\p{L}\p{N}._-])?$/u;
+
+/**
+ * The workspace's skills, in root order then by folder name, at most MAX_SKILLS; `warn` hears what
+ * was skipped. `owners`: who may own a SKILL.md (see readCapped).
+ */
+export async function findSkills(
+  realWorkspace: string,
+  warn: (text: string) => void,
+  owners?: readonly number[],
+): Promise<ContextSkill[]> {
   const skills: ContextSkill[] = [];
   const seen = new Map<string, string>();
   for (const root of SKILL_ROOTS) {
@@ -78,8 +91,15 @@ export async function findSkills(realWorkspace: string, warn: (text: string) => 
     }
     if (listed.more) warn(`${root}/ has more than ${MAX_SKILL_DIR_ENTRIES} folders; only the first are searched`);
     for (const folder of listed.names) {
+      if (!SKILL_FOLDER.test(folder)) {
+        // Quoted as JSON: the name itself may hold the line breaks it is refused for.
+        warn(
+          `skill folder ${root}/${JSON.stringify(folder)} skipped: a skill folder's name is letters, digits, '.', '_', '-' and spaces`,
+        );
+        continue;
+      }
       const file = `${root}/${folder}/SKILL.md`;
-      const read = await readCapped(realWorkspace, file, MAX_SKILL_HEADER_BYTES);
+      const read = await readCapped(realWorkspace, file, MAX_SKILL_HEADER_BYTES, owners);
       if (read.kind === 'missing') continue;
       if (read.kind === 'refused') {
         warn(`skill ${file} skipped: ${read.reason}`);

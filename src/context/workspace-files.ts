@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { openRegularFile, withLocated } from '../tools/safe-fs';
@@ -24,13 +24,36 @@ function isMissing(error: unknown): boolean {
   return message.startsWith('File not found') || message.includes('is not a directory, so');
 }
 
-/** The first `maxBytes` of `relPath` in `root` as UTF-8 text (an incomplete last character is dropped). */
-export async function readCapped(root: string, relPath: string, maxBytes: number): Promise<FileRead> {
+/**
+ * Why a context file is not the workspace's own, or undefined: a hard link (its other names may be
+ * anywhere on the file system, another user's file included), or a file whose owner is not one of
+ * `owners` (when given).
+ */
+function foreignFile(stat: Stats, owners: readonly number[] | undefined): string | undefined {
+  if (stat.nlink > 1) return `it is a hard link (${stat.nlink} names): a file linked in from elsewhere is not read`;
+  if (owners && !owners.includes(stat.uid)) {
+    return `it belongs to user ${stat.uid}, not to the user this worker runs as (${owners.join(' or ')})`;
+  }
+  return undefined;
+}
+
+/**
+ * The first `maxBytes` of `relPath` in `root` as UTF-8 text (an incomplete last character is
+ * dropped). A hard-linked file, or one not owned by one of `owners`, is refused.
+ */
+export async function readCapped(
+  root: string,
+  relPath: string,
+  maxBytes: number,
+  owners?: readonly number[],
+): Promise<FileRead> {
   try {
     return await withLocated(root, relPath, { followLinks: true }, async (located): Promise<FileRead> => {
       if (!located.stat) return { kind: 'missing' };
       const { handle, stat } = await openRegularFile(located);
       try {
+        const foreign = foreignFile(stat, owners);
+        if (foreign) return { kind: 'refused', reason: foreign };
         const buffer = Buffer.alloc(Math.min(maxBytes, stat.size));
         let filled = 0;
         while (filled < buffer.length) {
@@ -55,12 +78,21 @@ export async function readCapped(root: string, relPath: string, maxBytes: number
 
 /** Whether anything (file, folder, link) is named `name` in `dir` (a `.git` boundary). */
 export async function exists(dir: string, name: string): Promise<boolean> {
+  return (await ownerOf(path.join(dir, name))) !== undefined;
+}
+
+/** The user owning `p` itself (a link is not followed); undefined when nothing is there. */
+export async function ownerOf(p: string): Promise<number | undefined> {
   try {
-    await fs.lstat(path.join(dir, name));
-    return true;
+    return (await fs.lstat(p)).uid;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** The user this worker runs as (undefined where the platform has none: no owner checks there). */
+export function workerUser(): number | undefined {
+  return typeof process.getuid === 'function' ? process.getuid() : undefined;
 }
 
 /**

@@ -22,10 +22,12 @@ export const MAX_HOOK_OUTPUT_BYTES = 1024 * 1024;
 const PIPE_DRAIN_GRACE_MS = 1_000;
 
 /**
- * Worker variables an unsandboxed hook does not get: provider keys, Temporal credentials, the codec
- * keys. The same list as the bash tool's unsandboxed environment (src/tools/sandbox/spawn.ts).
+ * The only worker variables an unsandboxed hook gets: where it runs and how text is spelt. Anything
+ * else the worker has may be a credential (provider keys, `TEMPORAL_GRPC_META_*` headers, codec
+ * keys, a cloud token under any name), so the environment is built from this list, not filtered.
  */
-const HIDDEN_PREFIXES = ['ANTHROPIC_', 'OPENAI_', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS', 'DURABLE_AGENT_CODEC_KEYS'];
+const PASSED_VARIABLES = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR', 'TZ', 'TERM', 'LANG', 'LANGUAGE'];
+const PASSED_PREFIXES = ['LC_'];
 
 export interface CommandSpec {
   command: string;
@@ -47,10 +49,13 @@ export interface CommandOutcome {
   failure?: string;
 }
 
-/** The environment of an unsandboxed hook: the worker's, without its secrets. */
+/** The environment of an unsandboxed hook: a clean one (see PASSED_VARIABLES) and where the project is. */
 export function hookEnv(workspace: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...base };
-  for (const name of Object.keys(env)) if (HIDDEN_PREFIXES.some((p) => name.startsWith(p))) delete env[name];
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(base)) {
+    if (value === undefined) continue;
+    if (PASSED_VARIABLES.includes(name) || PASSED_PREFIXES.some((p) => name.startsWith(p))) env[name] = value;
+  }
   return { ...env, ...projectVars(workspace) };
 }
 

@@ -82,6 +82,11 @@ export interface PrepareRunInput {
 export interface PrepareRunOutput {
   context: AssembledContext;
   hooks: HookPlan;
+  /**
+   * The workspace's real path, admitted by the worker's workspace rules: every later tool call and
+   * hook of the run uses this path (absent in histories from before it was recorded).
+   */
+  workspace?: string;
   /** A local activity: the queue of the worker running the workflow, where the first model call goes. */
   workerQueue?: string;
 }

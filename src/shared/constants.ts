@@ -137,6 +137,8 @@ export const ErrorTypes = {
   InvalidInput: 'DurableAgent.InvalidInput',
   /** A tool call stopped by its worker's shutdown: retried on another worker. */
   WorkerShutdown: 'DurableAgent.WorkerShutdown',
+  /** A run's workspace the worker's rules refuse (outside its roots, a system directory, …): the run fails at start. */
+  WorkspaceRefused: 'DurableAgent.WorkspaceRefused',
   BadRequest: 'ModelError.BadRequest',
   Authentication: 'ModelError.Authentication',
   PermissionDenied: 'ModelError.PermissionDenied',

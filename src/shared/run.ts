@@ -91,6 +91,8 @@ export const runContinuationSchema = z.strictObject({
   /** The system prompt assembled at run start (it is assembled once per run, not per execution). */
   context: z
     .strictObject({
+      /** The workspace's real path, admitted by the worker at run start. */
+      workspace: z.string().optional(),
       system: z.string(),
       sources: z.array(z.looseObject({ kind: z.string() })),
       warnings: z.array(z.string()),

@@ -45,7 +45,7 @@ export function isInside(parent: string, child: string): boolean {
  * symlink on the way is followed by hand, because writing through it would create its target —
  * which may be outside the workspace.
  */
-async function realpathAllowMissing(p: string, hops = 0): Promise<string> {
+export async function realpathAllowMissing(p: string, hops = 0): Promise<string> {
   if (hops > MAX_SYMLINK_HOPS) throw new WorkspaceError(`Too many levels of symbolic links while resolving '${p}'.`);
   try {
     return await fs.realpath(p);
@@ -69,14 +69,36 @@ async function realpathAllowMissing(p: string, hops = 0): Promise<string> {
   return path.join(await realpathAllowMissing(parent, hops), path.basename(p));
 }
 
+/** How many recorded workspaces this process remembers as pinned (the oldest are forgotten first). */
+const MAX_PINNED_WORKSPACES = 4096;
+const pinned = new Set<string>();
+
+/**
+ * Marks `real` as a run's recorded workspace (its real path, admitted at run start): from now on
+ * {@link realWorkspace} refuses to resolve it anywhere else, so a symlink put in its way after the
+ * check before a call cannot lead the call's tools elsewhere (the file tools open the root by this
+ * path and verify the opened directory's real path).
+ */
+export function pinWorkspace(real: string): void {
+  pinned.delete(real);
+  pinned.add(real);
+  if (pinned.size > MAX_PINNED_WORKSPACES) pinned.delete(pinned.values().next().value as string);
+}
+
 /** The workspace's real absolute path; a clear error when it does not exist or is not a directory. */
 export async function realWorkspace(workspace: string): Promise<string> {
   let real: string;
+  const asked = path.resolve(workspace);
   try {
-    real = await fs.realpath(path.resolve(workspace));
+    real = await fs.realpath(asked);
   } catch (error) {
     if (isMissing(error)) throw new WorkspaceError(`The workspace directory ${workspace} does not exist.`);
     throw error;
+  }
+  if (real !== asked && pinned.has(asked)) {
+    throw new WorkspaceError(
+      `The workspace ${asked} now resolves to ${real}: a symlink replaced part of it since the run started.`,
+    );
   }
   const stat = await fs.stat(real);
   if (!stat.isDirectory()) throw new WorkspaceError(`The workspace ${workspace} is not a directory.`);

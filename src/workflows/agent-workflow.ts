@@ -13,6 +13,7 @@ import type { Activities } from '../activities';
 import {
   BUILTIN_TOOL_NAMES,
   DONE_TOOL_NAME,
+  ErrorTypes,
   type AgentRunInput,
   type AgentRunResult,
   type RunContinuation,
@@ -233,6 +234,14 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   /** Run start: the system prompt and hooks, then the prompt's UserPromptSubmit hooks (first execution only). */
   const start = async (): Promise<LoopExit | undefined> => {
     prepared = await prepareRun(input, resume, flags.context, settings, emit);
+    if (prepared.refused !== undefined) {
+      return new LoopExit('failed', '', { type: ErrorTypes.WorkspaceRefused, message: prepared.refused });
+    }
+    // From here on the run's tools and hooks use the workspace's recorded real path.
+    if (prepared.context?.workspace) {
+      tools.useWorkspace(prepared.context.workspace);
+      hooks.useWorkspace(prepared.context.workspace);
+    }
     modelCalls.useSystem(prepared.system);
     modelCalls.followWorkflow(prepared.workerQueue);
     hooks.enable(prepared.hookEvents);

@@ -44,6 +44,11 @@ export class Hooks {
     });
   }
 
+  /** The workspace's real path recorded at run start: every later hook runs there. */
+  useWorkspace(workspace: string): void {
+    this.base.workspace = workspace;
+  }
+
   /** The events with hooks, as the worker reported them at run start. */
   enable(events: readonly string[]): void {
     this.events = new Set(events);

@@ -1,6 +1,6 @@
-import { proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { DONE_TOOL_NAME, cutChars, utf8Length, type RunContinuation, type RunEventInput } from '../shared';
+import { DONE_TOOL_NAME, ErrorTypes, cutChars, utf8Length, type RunContinuation, type RunEventInput } from '../shared';
 import type { ParsedInput } from './settings';
 
 /** The run's context, as the workflow keeps and carries it. */
@@ -14,6 +14,15 @@ export interface Prepared {
   hookEvents: string[];
   /** The queue of the worker running the workflow (prepareRun is a local activity): the first model call goes there. */
   workerQueue?: string;
+  /** The worker refused the run's workspace (its rules, its roots): the run fails at start with this message. */
+  refused?: string;
+}
+
+/** The worker's refusal of the workspace, when that is why run start failed. */
+function workspaceRefusal(error: unknown): string | undefined {
+  // A local activity's failure may arrive wrapped in an ActivityFailure or as the failure itself.
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure && cause.type === ErrorTypes.WorkspaceRefused ? cause.message : undefined;
 }
 
 /**
@@ -38,22 +47,31 @@ export async function prepareRun(
     startToCloseTimeout: '2 minutes',
     retry: { initialInterval: '1 second', maximumAttempts: 5 },
   });
-  const prepared = await prepare.executeWithOptions({ summary: 'assemble context · hooks' }, [
-    {
-      context: {
-        ...(input.workspace ? { workspace: input.workspace } : {}),
-        ...(input.tools ? { toolNames: input.tools } : {}),
-        ...(settings.requireDone ? { extraToolNames: [DONE_TOOL_NAME] } : {}),
-        startedAt: new Date(Date.now()).toISOString(),
-        ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
-        ...(input.systemReplace ? { systemReplace: true } : {}),
-        model: settings.model,
-        toolProtocol: settings.toolProtocol,
-        ...(input.network ? { network: true } : {}),
+  let prepared: Awaited<ReturnType<typeof prepare>>;
+  try {
+    prepared = await prepare.executeWithOptions({ summary: 'assemble context · hooks' }, [
+      {
+        context: {
+          ...(input.workspace ? { workspace: input.workspace } : {}),
+          ...(input.tools ? { toolNames: input.tools } : {}),
+          ...(settings.requireDone ? { extraToolNames: [DONE_TOOL_NAME] } : {}),
+          startedAt: new Date(Date.now()).toISOString(),
+          ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
+          ...(input.systemReplace ? { systemReplace: true } : {}),
+          model: settings.model,
+          toolProtocol: settings.toolProtocol,
+          ...(input.network ? { network: true } : {}),
+        },
       },
-    },
-  ]);
+    ]);
+  } catch (error) {
+    const refused = workspaceRefusal(error);
+    if (refused === undefined) throw error;
+    return { system: input.systemPrompt, hookEvents: [], refused: cutChars(refused, 2000) };
+  }
   const context: RunContext = {
+    // The workspace's real path, recorded: the run's tools and hooks use it, and nothing else.
+    ...(typeof prepared.workspace === 'string' ? { workspace: prepared.workspace } : {}),
     system: prepared.context.system,
     sources: prepared.context.sources.map((s) => ({ ...s })),
     warnings: prepared.context.warnings.map((w) => cutChars(w, 500)).slice(0, 20),

@@ -87,6 +87,11 @@ export class ToolDispatch {
     });
   }
 
+  /** The workspace's real path recorded at run start: every later tool call runs there. */
+  useWorkspace(workspace: string): void {
+    this.s.workspace = workspace;
+  }
+
   async runTurn(toolUses: ToolUseBlock[]): Promise<TurnResults> {
     const doneCall = this.s.requireDone ? toolUses.find((t) => t.name === DONE_TOOL_NAME) : undefined;
     const doneSummary = summaryOf(doneCall);

@@ -41,7 +41,7 @@ describe('links out of the workspace are refused, never read', () => {
     link('../../outside/secret.md', path.join(repo.ws, 'MEMORY.md'));
     const ctx = await assemble(repo.ws);
     expect(ctx.system).not.toContain(SECRET);
-    expect(ctx.system).toContain('There is no MEMORY.md in the workspace yet.');
+    expect(ctx.system).toContain('MEMORY.md exists in the workspace but was not read');
     expect(ctx.warnings).toEqual([outsideWarning('CLAUDE.md not read: '), outsideWarning('MEMORY.md not read: ')]);
   });
 

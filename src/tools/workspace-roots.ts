@@ -1,0 +1,250 @@
+import { existsSync, promises as fs, realpathSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { isInside, pinWorkspace, realpathAllowMissing, WorkspaceError } from './workspace';
+
+/**
+ * Which workspaces a worker accepts: the operator decides, once, by the worker's workspace roots.
+ * A run's workspace is admitted at run start (docs/file-safety.md, "Workspace roots"): it must
+ * resolve, through every symlink, to a directory inside a root, and must not be `/`, a system
+ * directory, or a directory that holds the worker's own settings, keys or code. The real path it
+ * resolved to is recorded in the run's history; every later tool call and hook checks that this
+ * path still is itself (no symlink put in its way since), so no run can redirect another.
+ */
+
+export const WORKSPACE_ROOTS_ENV_VAR = 'DURABLE_AGENT_WORKSPACE_ROOTS';
+
+/** A workspace refused by the worker's rules: the run fails at start, non-retryably. */
+export class WorkspaceRefusedError extends WorkspaceError {
+  constructor(
+    readonly rule: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Directories whose whole tree belongs to the system: no workspace lies in them. */
+const SYSTEM_TREES = ['/bin', '/boot', '/dev', '/etc', '/lib', '/lib32', '/lib64', '/libx32', '/proc', '/run'].concat([
+  '/sbin',
+  '/sys',
+  '/usr',
+  '/var',
+  '/snap',
+  '/System',
+  '/Library',
+  '/private/etc',
+  '/private/var',
+]);
+/** Shared top-level directories: a folder inside them may be a workspace, the directory itself not. */
+const SHARED_TOPS = ['/', '/tmp', '/var/tmp', '/home', '/Users', '/root', '/mnt', '/media', '/opt', '/srv'].concat([
+  '/private/tmp',
+  '/Volumes',
+]);
+
+interface Protected {
+  /** What the path is, in a refusal: "the worker's settings file". */
+  what: string;
+  /** As configured, and as it resolves (through symlinks, dangling ones included). */
+  paths: string[];
+}
+
+export interface WorkspacePolicyOptions {
+  /** Workspace roots (any form; resolved here). Default: `DURABLE_AGENT_WORKSPACE_ROOTS`, else `defaultRoot`. */
+  roots?: string[];
+  /** The root when nothing is configured: the worker's working directory. */
+  defaultRoot?: string;
+  /** The worker-wide hooks settings file. */
+  settingsFile: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Roots from `DURABLE_AGENT_WORKSPACE_ROOTS` (separated by `:`, `path.delimiter`); undefined when unset. */
+export function rootsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] | undefined {
+  const raw = env[WORKSPACE_ROOTS_ENV_VAR]?.trim();
+  if (!raw) return undefined;
+  const roots = raw.split(path.delimiter).filter((r) => r.trim() !== '');
+  return roots.length ? roots : undefined;
+}
+
+/** Why `real` (a real absolute path) is a system location, or undefined. */
+function systemReason(real: string, tmp: string): string | undefined {
+  if (SHARED_TOPS.includes(real) || real === tmp) return `${real} is a system directory shared by the whole machine`;
+  // The system temporary directory may live under /var (macOS): folders inside it are fine.
+  if (isInside(tmp, real)) return undefined;
+  const tree = SYSTEM_TREES.find((t) => isInside(t, real));
+  return tree ? `${real} lies in the system directory ${tree}` : undefined;
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** The package this code belongs to (the worker's code), found by its package.json. */
+function packageRoot(): string | undefined {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'bin', 'durable-agent.js'))) return dir;
+    if (path.dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * The worker's code: no workspace may lie in it, nor hold it. Two installations are the developer's
+ * own project, where a workspace may hold the code and only lying inside it is refused: a source
+ * checkout (a package root with `.git`, on which `npm start` runs the agent; its built code and
+ * installed dependencies are protected) and a project that installed durable-agent in its
+ * `node_modules` (where `npx durable-agent run` runs in the project).
+ */
+function codeRule(): { dirs: string[]; mayHold: boolean } {
+  const root = packageRoot();
+  if (!root) return { dirs: [], mayHold: true };
+  // As they are spelt and as they resolve (node_modules may be a link to a shared install).
+  const both = (dirs: string[]) => [...new Set(dirs.flatMap((d) => [d, realOrSelf(d)]))];
+  if (existsSync(path.join(root, '.git'))) {
+    return { dirs: both([path.join(root, 'dist'), path.join(root, 'node_modules')]), mayHold: true };
+  }
+  const inProject = root.split(path.sep).includes('node_modules');
+  return { dirs: both([root]), mayHold: inProject };
+}
+
+/** Why `root` cannot be a workspace root (missing, `/`, a system directory), or undefined. */
+export function rootProblem(root: string): string | undefined {
+  let real: string;
+  try {
+    real = realpathSync(path.resolve(root));
+  } catch {
+    return `The workspace root ${root} does not exist (${WORKSPACE_ROOTS_ENV_VAR}, --workspace-root).`;
+  }
+  // A shared directory (/tmp, /home) may be a root, the workspaces being folders inside it.
+  const system =
+    real === '/'
+      ? 'it is the whole file system'
+      : SHARED_TOPS.includes(real)
+        ? undefined
+        : systemReason(real, realOrSelf(os.tmpdir()));
+  return system ? `The workspace root ${root} cannot be a root: ${system}.` : undefined;
+}
+
+/**
+ * A worker's workspace rules. Built once at worker start: a root that is `/` or a system directory,
+ * or that does not exist, is an error then (the worker does not start).
+ */
+export class WorkspacePolicy {
+  readonly roots: readonly string[];
+  private readonly tmp = realOrSelf(os.tmpdir());
+  private readonly protectedPaths: Protected[];
+  private readonly code: { dirs: string[]; mayHold: boolean };
+
+  constructor(options: WorkspacePolicyOptions) {
+    const env = options.env ?? process.env;
+    const configured = options.roots ?? rootsFromEnv(env) ?? [options.defaultRoot ?? process.cwd()];
+    this.roots = [...new Set(configured.map((root) => this.realRoot(root)))];
+    const home = os.homedir();
+    const temporalConfig =
+      env.TEMPORAL_CONFIG_FILE?.trim() || path.join(home, '.config', 'temporalio', 'temporal.toml');
+    const keys = ['TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH']
+      .map((name) => env[name]?.trim())
+      .filter((p): p is string => !!p);
+    this.protectedPaths = [
+      { what: "the worker's hooks settings file", paths: [path.resolve(options.settingsFile)] },
+      { what: "the worker's Temporal connection profile (it may hold an API key)", paths: [temporalConfig] },
+      ...keys.map((key) => ({ what: "the worker's TLS certificate or key", paths: [path.resolve(key)] })),
+      { what: "the worker's SSH keys", paths: [path.join(home, '.ssh')] },
+    ];
+    this.code = codeRule();
+  }
+
+  private realRoot(root: string): string {
+    const why = rootProblem(root);
+    if (why) throw new WorkspaceError(why);
+    return realpathSync(path.resolve(root));
+  }
+
+  /**
+   * The roots that hold one of the worker's own files (its settings file first), for the worker's
+   * start-up lines: workspaces there are refused when they hold the file, folders beside it are not.
+   */
+  async rootsHoldingOwnFiles(): Promise<string[]> {
+    const lines: string[] = [];
+    for (const p of await this.resolvedProtected()) {
+      for (const root of this.roots) {
+        const held = p.paths.find((one) => isInside(root, one));
+        if (held)
+          lines.push(`the workspace root ${root} holds ${p.what} (${held}): no workspace holding it is accepted`);
+      }
+    }
+    return lines;
+  }
+
+  /** The paths resolved now: protected files may be missing, or links the worker's user changed. */
+  private async resolvedProtected(): Promise<Protected[]> {
+    return Promise.all(
+      this.protectedPaths.map(async (p) => {
+        const resolved = await Promise.all(p.paths.map((one) => realpathAllowMissing(one).catch(() => one)));
+        return { what: p.what, paths: [...new Set([...p.paths, ...resolved])] };
+      }),
+    );
+  }
+
+  private refuse(rule: string, workspace: string, why: string): WorkspaceRefusedError {
+    return new WorkspaceRefusedError(
+      rule,
+      `The workspace ${workspace} is refused (${rule}): ${why}. This worker's workspace roots: ` +
+        `${this.roots.join(', ')} (set with --workspace-root or ${WORKSPACE_ROOTS_ENV_VAR}; docs/file-safety.md).`,
+    );
+  }
+
+  /**
+   * Admit a run's workspace at run start: its real path, or a {@link WorkspaceRefusedError} that
+   * names the rule and the roots.
+   */
+  async admit(workspace: string): Promise<string> {
+    if (typeof workspace !== 'string' || workspace === '' || workspace.includes('\0')) {
+      throw this.refuse('not a path', JSON.stringify(workspace), 'a workspace is a directory path');
+    }
+    const lexical = path.resolve(workspace);
+    let real: string;
+    try {
+      real = await fs.realpath(lexical);
+    } catch {
+      throw this.refuse('missing', workspace, 'it does not exist');
+    }
+    if (!(await fs.stat(real)).isDirectory()) throw this.refuse('not a directory', workspace, 'it is not a directory');
+    if (!this.roots.some((root) => isInside(root, real))) {
+      const via = real !== lexical ? ` (it resolves to ${real})` : '';
+      throw this.refuse('outside the workspace roots', workspace, `it is not inside a workspace root${via}`);
+    }
+    const system = systemReason(real, this.tmp);
+    if (system) throw this.refuse('system directory', workspace, system);
+    for (const p of await this.resolvedProtected()) {
+      const held = p.paths.find((one) => isInside(real, one) || isInside(lexical, one));
+      if (held) throw this.refuse("worker's own files", workspace, `it holds ${p.what} (${held})`);
+    }
+    const code = this.code.dirs.find((dir) => isInside(dir, real) || (!this.code.mayHold && isInside(real, dir)));
+    if (code) throw this.refuse("worker's own files", workspace, `the worker's code is there (${code})`);
+    return real;
+  }
+
+  /**
+   * Before each tool call and hook: the workspace the run recorded must still be its own real path
+   * (no part of it replaced by a symlink since) and still be admitted.
+   */
+  async verify(recorded: string): Promise<string> {
+    const lexical = path.resolve(recorded);
+    const real = await fs.realpath(lexical).catch(() => undefined);
+    if (real !== undefined && real !== lexical) {
+      throw this.refuse(
+        'moved',
+        recorded,
+        `it now resolves to ${real}: a symlink replaced part of it since the run started`,
+      );
+    }
+    const admitted = await this.admit(lexical);
+    pinWorkspace(admitted);
+    return admitted;
+  }
+}
