@@ -67,7 +67,7 @@ export class McpConnection {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`no answer to initialize and tools/list within ${Math.round(timeoutMs / 1000)} s`)),
+        () => reject(new Error(`no answer to initialize and tools/list within ${timeoutMs} ms`)),
         timeoutMs,
       );
     });

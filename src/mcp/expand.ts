@@ -42,5 +42,5 @@ export function expandConfig(
       ...(envMap ? { env: envMap } : {}),
     };
   }
-  return missing.size ? { ok: false, missing: [...missing] } : { ok: true, config: expanded };
+  return missing.size ? { ok: false, missing: [...missing].sort() } : { ok: true, config: expanded };
 }
