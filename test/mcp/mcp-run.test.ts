@@ -87,7 +87,7 @@ test('a changed tool list is taken between turns and reported; a call to a tool 
     ]),
     text('done'),
   ]);
-  const { handle, events } = await withWorker(suite.env, { model, deps: { mcp: runtime } }, async (tq) => {
+  const { events } = await withWorker(suite.env, { model, deps: { mcp: runtime } }, async (tq) => {
     const h = await start(tq, { mcpServers: servers() });
     expect((await runResult(h)).exitReason).toBe('completed');
     return { handle: h, events: await eventsOf(h.workflowId) };
