@@ -1,4 +1,5 @@
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import type { McpServerConfig, McpSource } from '../shared/mcp';
 import { bwrapArgs, bwrapProcessEnv, sandboxEnv, type SandboxStatus } from '../tools/sandbox';
@@ -57,15 +58,14 @@ export function resolveEndpoint(
   }
   const args = cfg.args ?? [];
   if (trusted) {
+    const env = { ...getDefaultEnvironment(), ...(cfg.env ?? {}) };
+    const setpriv = dieWithWorker();
+    const [command, commandArgs] = setpriv
+      ? [setpriv, ['--pdeathsig', 'KILL', '--', cfg.command, ...args]]
+      : [cfg.command, args];
     return {
       ok: true,
-      endpoint: {
-        transport: 'stdio',
-        command: cfg.command,
-        args,
-        env: { ...getDefaultEnvironment(), ...(cfg.env ?? {}) },
-        cwd: c.workspace,
-      },
+      endpoint: { transport: 'stdio', command, args: commandArgs, env, cwd: c.workspace },
       sandboxed: false,
     };
   }
@@ -104,4 +104,19 @@ export function resolveEndpoint(
     ok: false,
     error: `a workspace stdio server runs only in the bash sandbox, which is unavailable: ${c.sandbox.detail}`,
   };
+}
+
+let setprivPath: string | null | undefined;
+/**
+ * util-linux's `setpriv`, which starts a server with a parent-death signal: a stdio server is
+ * killed when its worker dies, even by SIGKILL (many servers do not exit on their stdin's end
+ * while a call runs). Without it (not Linux), a server ends when it notices its stdin closed.
+ * Sandboxed servers get the same from bwrap's --die-with-parent.
+ */
+function dieWithWorker(): string | undefined {
+  if (setprivPath === undefined) {
+    setprivPath =
+      process.platform === 'linux' ? (['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p)) ?? null) : null;
+  }
+  return setprivPath ?? undefined;
 }
