@@ -200,6 +200,26 @@ test("servers from the worker's file and the workspace's .mcp.json join the run'
   }
 });
 
+test("after continue-as-new the new execution lists the run's servers again and goes on calling their tools", async () => {
+  const calls = 12;
+  const model = new ScriptedModel([
+    ...Array.from({ length: calls }, (_, i) => toolUse([{ name: 'mcp__test__lookup', input: { key: `k${i}` } }])),
+    text('done'),
+  ]);
+  const { events, workflowId } = await withWorker(suite.env, { model, deps: { mcp: runtime } }, async (tq) => {
+    const h = await start(tq, { mcpServers: servers(), continueAsNewAfter: { events: 50 } });
+    expect((await runResult(h)).exitReason).toBe('completed');
+    return { events: await eventsOf(h.workflowId), workflowId: h.workflowId };
+  });
+  expect(notices(events)).toContainEqual(expect.stringMatching(/^continued as new/));
+  // Every call reached the server and every model call was offered the tools.
+  expect(lines().filter((l) => l.startsWith('lookup'))).toHaveLength(calls);
+  expect(model.requests.every((r) => toolNames(r).includes('mcp__test__lookup'))).toBe(true);
+  expect(lastResults(model.requests[calls]!)[0]!.content).toBe(`value-of-k${calls - 1}`);
+  // The latest execution listed the carried server in an activity of its own.
+  expect(await scheduledInputs(workflowId, 'listMcpTools')).toEqual([expect.stringContaining('"name":"test"')]);
+});
+
 async function waitUntil(check: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
