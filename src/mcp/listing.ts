@@ -1,12 +1,14 @@
 import { hashString } from '../shared/conversation';
 import { jsonBytes } from '../shared/bounds';
 import {
+  MAX_MCP_TOOLS_BYTES,
   MAX_MCP_SCHEMA_BYTES,
   MAX_MCP_TOOLS_PER_SERVER,
   MAX_TOOL_NAME_CHARS_API,
   boundedDescription,
   mcpToolName,
   sideEffectOf,
+  type McpServerListing,
   type McpToolEntry,
 } from '../shared/mcp';
 
@@ -82,4 +84,26 @@ function inputSchemaOf(schema: unknown): Record<string, unknown> | undefined {
 /** The hash of a server's offered tools: a call learns from it whether the run still offers the same list. */
 export function toolsHash(tools: readonly McpToolEntry[]): string {
   return hashString(JSON.stringify(tools));
+}
+
+/**
+ * Keeps a run's tool definitions within MAX_MCP_TOOLS_BYTES (they are recorded in history and sent
+ * to the model): servers in order, tools in order, until the budget is spent; the rest are left
+ * out with a warning on their server.
+ */
+export function withinBudget(servers: McpServerListing[], budget = MAX_MCP_TOOLS_BYTES): McpServerListing[] {
+  let left = budget;
+  return servers.map((s) => {
+    const kept: McpToolEntry[] = [];
+    for (const tool of s.tools) {
+      const bytes = jsonBytes(tool);
+      if (bytes > left) break;
+      left -= bytes;
+      kept.push(tool);
+    }
+    if (kept.length === s.tools.length) return s;
+    const warning = `${s.name}: ${s.tools.length - kept.length} of ${s.tools.length} tools are left out: a run's MCP tool definitions are limited to ${budget / 1024} KiB`;
+    // The hash stays the server's: calls compare it with what their connection lists now.
+    return { ...s, tools: kept, warnings: [...(s.warnings ?? []), warning] };
+  });
 }

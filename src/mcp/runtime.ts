@@ -5,6 +5,7 @@ import { chooseServers, MCP_CONFIG_ENV_VAR, readMcpConfigFile, workspaceConfigFi
 import type { McpConnection } from './connection';
 import { resultText } from './content';
 import { resolveEndpoint } from './endpoint';
+import { withinBudget } from './listing';
 import { McpPool, type McpPoolOptions } from './pool';
 
 export interface McpWorkerOptions extends McpPoolOptions {
@@ -70,7 +71,7 @@ export class McpRuntime {
     }
     const chosen = chooseServers(sources, (m) => notes.push(m));
     const servers = await Promise.all(chosen.map((c) => this.listServer(c, input.workspace, input.network)));
-    return { servers, notes };
+    return { servers: withinBudget(servers), notes };
   }
 
   /** Lists servers again (a change was reported): what the run offers from then on. */
@@ -79,7 +80,7 @@ export class McpRuntime {
     workspace: string,
     network: boolean,
   ): Promise<McpServerListing[]> {
-    return Promise.all(
+    const listed = await Promise.all(
       servers.map(async (s) => {
         const config = await this.configOf(s);
         if (typeof config === 'string') {
@@ -95,6 +96,7 @@ export class McpRuntime {
         return this.listServer({ name: s.name, source: s.source, config }, workspace, network);
       }),
     );
+    return withinBudget(listed);
   }
 
   /** One call of a server's tool. */

@@ -17,6 +17,8 @@ export const MAX_MCP_TOOLS_PER_SERVER = 100;
 export const MAX_MCP_DESCRIPTION_CHARS = 2000;
 /** A tool's input schema as JSON (bytes); a larger one leaves the tool out. */
 export const MAX_MCP_SCHEMA_BYTES = 16 * 1024;
+/** All of a run's MCP tool definitions as JSON (bytes): they are recorded and sent to the model. */
+export const MAX_MCP_TOOLS_BYTES = 128 * 1024;
 /** One configuration as JSON (bytes). */
 export const MAX_MCP_CONFIG_BYTES = 32 * 1024;
 /** API tool names: letters, digits, `_` and `-`, at most 64 characters. */
@@ -122,7 +124,7 @@ export interface McpServerListing {
   /** Run and workspace servers: the configuration, unexpanded, so every call uses what run start read. */
   config?: McpServerConfig;
   tools: McpToolEntry[];
-  /** Hash of the tool list as offered (names, descriptions, schemas, classes). */
+  /** Hash of the server's tool list as this worker makes it offerable (names, descriptions, schemas, classes). */
   toolsHash: string;
   /** Why the server offers no tools: it failed to start, timed out, or spoke bad JSON-RPC. */
   error?: string;

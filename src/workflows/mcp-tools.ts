@@ -1,5 +1,6 @@
 import { proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { failureMessage, stopping } from './model-calls';
 import { hashString, type RunEventInput, type ToolSpec } from '../shared';
 import {
   describeMcpServer,
@@ -17,6 +18,7 @@ interface CarriedServer {
   kind: 'mcp_server';
   name: string;
   source: McpSource;
+  transport?: 'stdio' | 'http';
   config?: McpServerConfig;
   toolsHash: string;
   tools: number;
@@ -105,9 +107,18 @@ export class McpTools {
   async resume(sources: readonly unknown[]): Promise<void> {
     const carried = sources.filter((s): s is CarriedServer => (s as { kind?: unknown }).kind === 'mcp_server');
     if (carried.length === 0) return;
-    const { servers } = await this.activities.listMcpTools.executeWithOptions({ summary: 'list MCP tools' }, [
-      this.listInput(carried),
-    ]);
+    // Listing failed: the servers stay the run's (carried on), offering no tools in this execution.
+    const servers =
+      (await this.list(carried)) ??
+      carried.map((c) => ({
+        name: c.name,
+        source: c.source,
+        transport: c.transport ?? ('stdio' as const),
+        ...(c.config ? { config: c.config } : {}),
+        tools: [],
+        toolsHash: c.toolsHash,
+        error: 'could not be listed again after continue-as-new',
+      }));
     for (const s of servers) {
       const before = carried.find((c) => c.name === s.name);
       if (before && before.toolsHash !== s.toolsHash) {
@@ -132,9 +143,8 @@ export class McpTools {
     const names = [...this.changed];
     this.changed.clear();
     const carried = this.servers.filter((s) => names.includes(s.name));
-    const { servers } = await this.activities.listMcpTools.executeWithOptions({ summary: 'list MCP tools' }, [
-      this.listInput(carried),
-    ]);
+    const servers = await this.list(carried);
+    if (!servers) return;
     const next = this.servers.map((s) => servers.find((n) => n.name === s.name) ?? s);
     for (const s of servers) {
       const old = this.servers.find((o) => o.name === s.name);
@@ -177,6 +187,7 @@ export class McpTools {
       kind: 'mcp_server',
       name: s.name,
       source: s.source,
+      transport: s.transport,
       ...(s.config ? { config: s.config } : {}),
       toolsHash: s.toolsHash,
       tools: s.tools.length,
@@ -187,6 +198,25 @@ export class McpTools {
   describe(): string | undefined {
     if (!this.active) return undefined;
     return `mcp: ${this.servers.map((s) => s.name).join(', ')} (${this.byName.size} tools)`;
+  }
+
+  /** Lists servers in an activity; a failure keeps the list the run has (and says so), never ends the run. */
+  private async list(
+    servers: readonly { name: string; source: McpSource; config?: McpServerConfig }[],
+  ): Promise<McpServerListing[] | undefined> {
+    try {
+      const { servers: listed } = await this.activities.listMcpTools.executeWithOptions({ summary: 'list MCP tools' }, [
+        this.listInput(servers),
+      ]);
+      return listed;
+    } catch (err) {
+      if (stopping(err)) throw err;
+      this.emit({
+        kind: 'notice',
+        message: `mcp: listing ${servers.map((s) => s.name).join(', ')} again failed (${failureMessage(err)}); the run keeps its tools`,
+      });
+      return undefined;
+    }
   }
 
   private listInput(servers: readonly { name: string; source: McpSource; config?: McpServerConfig }[]) {

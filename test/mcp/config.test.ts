@@ -4,7 +4,8 @@
  * use the same name (the operator's, never the workspace's).
  */
 import { chooseServers, parseMcpConfig } from '../../src/mcp/config';
-import { MAX_MCP_SERVERS } from '../../src/shared/mcp';
+import { toolEntries, withinBudget } from '../../src/mcp/listing';
+import { MAX_MCP_SERVERS, MAX_MCP_TOOLS_BYTES } from '../../src/shared/mcp';
 import { parseRunInput } from '../../src/shared';
 
 const run = (mcpServers: unknown) => parseRunInput({ prompt: 'x', mcpServers });
@@ -66,5 +67,51 @@ test("on a name used twice the run's server wins over the worker's, and either o
   expect(notes).toEqual([
     "worker server 'b' is ignored: the run's has that name",
     "workspace server 'a' is ignored: the worker's has that name",
+  ]);
+});
+
+test("a run's tool definitions are kept within their budget: later tools are left out with a warning, the hash stays the server's", () => {
+  const big = (name: string) => ({
+    name,
+    description: 'x'.repeat(1500),
+    inputSchema: { type: 'object', properties: { a: { type: 'string', description: 'y'.repeat(10_000) } } },
+  });
+  const { tools } = toolEntries(
+    's',
+    Array.from({ length: 20 }, (_, i) => big(`t${i}`)),
+  );
+  expect(tools).toHaveLength(20);
+  const listing = { name: 's', source: 'run' as const, transport: 'stdio' as const, tools, toolsHash: 'h' };
+  const [bounded] = withinBudget([listing], MAX_MCP_TOOLS_BYTES);
+  expect(bounded!.tools.length).toBeGreaterThan(0);
+  expect(bounded!.tools.length).toBeLessThan(20);
+  expect(JSON.stringify(bounded!.tools).length).toBeLessThanOrEqual(MAX_MCP_TOOLS_BYTES);
+  expect(bounded!.toolsHash).toBe('h');
+  expect(bounded!.warnings).toEqual([
+    `s: ${20 - bounded!.tools.length} of 20 tools are left out: a run's MCP tool definitions are limited to 128 KiB`,
+  ]);
+});
+
+test('hostile tool lists: nameless, schemaless, oversized and colliding tools are left out, each with a reason', () => {
+  const { tools, warnings } = toolEntries('s', [
+    { description: 'no name' },
+    { name: 'a.b', inputSchema: { type: 'object' } },
+    { name: 'a_b', inputSchema: { type: 'object' } },
+    { name: 'array', inputSchema: { type: 'array' } },
+    { name: 'huge', inputSchema: { type: 'object', description: 'z'.repeat(20_000) } },
+    { name: 'n'.repeat(80), inputSchema: { type: 'object' } },
+    { name: 'ok', inputSchema: { type: 'object', $schema: 'x' }, annotations: { readOnlyHint: 'yes' } },
+  ]);
+  expect(tools.map((t) => [t.name, t.tool, t.sideEffect])).toEqual([
+    ['mcp__s__a_b', 'a.b', 'mutating'],
+    ['mcp__s__ok', 'ok', 'mutating'],
+  ]);
+  expect(tools[1]!.inputSchema).toEqual({ type: 'object' });
+  expect(warnings).toEqual([
+    's: a tool without a name is left out',
+    "s: tool 'a_b' is left out: another tool is also offered as 'mcp__s__a_b'",
+    "s: tool 'array' is left out: its input schema is not a JSON object schema",
+    expect.stringMatching(/^s: tool 'huge' is left out: its input schema is \d+ bytes \(limit 16384\)$/),
+    expect.stringMatching(/is longer than 64$/),
   ]);
 });
