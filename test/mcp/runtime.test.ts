@@ -105,7 +105,8 @@ test('progress notifications reach the heartbeat; an abort sends notifications/c
   const beats: string[] = [];
   const done = await r.call(ref(servers[0]!, 'slow'), { ms: 300 }, ctx({ heartbeat: (p) => beats.push(String(p)) }));
   expect(done.content).toBe('slept 300');
-  expect(beats).toContain('3/3 step 3');
+  // The last notification may race the result (the SDK drops progress after the response): the first ones arrive.
+  expect(beats.slice(0, 2)).toEqual(['1/3 step 1', '2/3 step 2']);
   const abort = new AbortController();
   const call = r.call(ref(servers[0]!, 'slow'), { ms: 20_000 }, ctx({ signal: abort.signal }));
   await waitFor(() => lines().filter((l) => l.startsWith('slow started')).length === 2);
@@ -143,7 +144,8 @@ test('a server that cannot start or speaks garbage is an error for the listing a
     network: false,
   });
   const byName = Object.fromEntries(servers.map((s) => [s.name, s]));
-  expect(byName.missing!.error).toMatch(/ENOENT|spawn/);
+  // Started under setpriv (so it dies with its worker): setpriv names the missing program.
+  expect(byName.missing!.error).toMatch(/no-such-server: No such file or directory|ENOENT/);
   expect(byName.garbage!.error).toMatch(/no answer to initialize and tools\/list within 1500 ms/);
   expect(byName.garbage!.tools).toEqual([]);
   const call = await r.call(
