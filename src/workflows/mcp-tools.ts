@@ -194,10 +194,10 @@ export class McpTools {
     }));
   }
 
-  /** For the run's details: `mcp: github, files (15 tools)`. */
+  /** For the run's details: `mcp: github, files: 15 tools`. */
   describe(): string | undefined {
     if (!this.active) return undefined;
-    return `mcp: ${this.servers.map((s) => s.name).join(', ')} (${this.byName.size} tools)`;
+    return `mcp: ${this.servers.map((s) => s.name).join(', ')}: ${this.byName.size} tools`;
   }
 
   /** Lists servers in an activity; a failure keeps the list the run has (and says so), never ends the run. */

@@ -145,12 +145,15 @@ test('permissions, approvals and PreToolUse hooks (matcher mcp__test__.*) apply 
   expect(lines().some((l) => l.startsWith('set_value'))).toBe(false);
 });
 
-test('an interrupt during a slow MCP call sends notifications/cancelled: the server stops the call', async () => {
+test('an interrupt during a slow MCP call sends notifications/cancelled: the server stops the call; details name the servers', async () => {
   const model = new ScriptedModel([toolUse([{ name: 'mcp__test__slow', input: { ms: 60_000 } }]), text('never')]);
   await withWorker(suite.env, { model, deps: { mcp: runtime, toolHeartbeatIntervalMs: 200 } }, async (tq) => {
     const h = await start(tq, { mcpServers: servers() });
     await waitForState(h, (s) => s.activeTools.includes('mcp__test__slow'));
     await waitUntil(() => lines().some((l) => l.startsWith('slow started')));
+    // The run's details name its servers.
+    const metadata = await h.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(metadata.currentDetails).toMatch(/ · mcp: test: \d+ tools$/);
     await h.signal(interruptSignal, { reason: 'stop' });
     expect((await runResult(h)).exitReason).toBe('interrupted');
   });
