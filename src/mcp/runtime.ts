@@ -13,6 +13,12 @@ export interface McpWorkerOptions extends McpPoolOptions {
   servers?: Record<string, McpServerConfig>;
   /** A worker-wide configuration file (`{"mcpServers": …}`); default `DURABLE_AGENT_MCP_CONFIG`. */
   configFile?: string;
+  /**
+   * Take the servers a run names (input `mcpServers`, `--mcp-config`): they run with this worker's
+   * rights, so whoever can start a run can start programs on the worker. Default true; false
+   * refuses them (the run is told), leaving the worker's own and the workspace's.
+   */
+  runServers?: boolean;
   /** Read the workspace's `.mcp.json` (its servers are untrusted: sandboxed). Default true. */
   workspaceConfig?: boolean;
   /** The environment operator configurations expand `${VAR}` from; default `process.env`. */
@@ -60,8 +66,11 @@ export class McpRuntime {
     const notes: string[] = [];
     const worker = await this.workerServers();
     if (worker.error) notes.push(`the worker's MCP configuration is not used: ${worker.error}`);
+    const refuseRun = input.runServers !== undefined && this.options.runServers === false;
+    if (refuseRun)
+      notes.push("this worker does not take a run's own MCP servers (runServers: false); they are not used");
     const sources: { source: McpSource; servers: Record<string, McpServerConfig> }[] = [
-      ...(input.runServers ? [{ source: 'run' as const, servers: input.runServers }] : []),
+      ...(input.runServers && !refuseRun ? [{ source: 'run' as const, servers: input.runServers }] : []),
       { source: 'worker', servers: worker.servers },
     ];
     if (this.options.workspaceConfig !== false) {
@@ -213,6 +222,9 @@ export class McpRuntime {
     source: McpSource;
     config?: McpServerConfig;
   }): Promise<McpServerConfig | string> {
+    if (s.source === 'run' && this.options.runServers === false) {
+      return "this worker does not take a run's own MCP servers (runServers: false)";
+    }
     if (s.source !== 'worker') return s.config ?? 'its configuration is missing from the call';
     const worker = await this.workerServers();
     return worker.servers[s.name] ?? `this worker has no server '${s.name}' in its MCP configuration`;

@@ -293,6 +293,30 @@ maybe(
   },
 );
 
+test('a worker with runServers: false refuses the servers a run names, and calls to them', async () => {
+  const r = runtime({ runServers: false, servers: { own: stdioTestServer() } });
+  const { servers, notes } = await r.listForRun({ runServers: { test: stdioTestServer() }, workspace, network: false });
+  expect(servers.map((s) => [s.name, s.source])).toEqual([['own', 'worker']]);
+  expect(notes).toEqual(["this worker does not take a run's own MCP servers (runServers: false); they are not used"]);
+  const call = await r.call(
+    {
+      server: 'test',
+      tool: 'lookup',
+      source: 'run',
+      config: stdioTestServer(),
+      sideEffect: 'read_only',
+      toolsHash: '',
+    },
+    { key: 'x' },
+    ctx(),
+  );
+  expect(call).toEqual({
+    content: "Error: MCP server 'test': this worker does not take a run's own MCP servers (runServers: false)",
+    isError: true,
+  });
+  expect(r.pool.opened).toBe(1);
+});
+
 test('${VAR} and ${VAR:-default} expand as in Claude Code; a missing variable is named', () => {
   const env = { HOST: 'example.org', EMPTY: '' };
   expect(
