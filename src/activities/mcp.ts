@@ -1,3 +1,4 @@
+import { log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { CACHE_MISS_ERROR_TYPE, hashString } from '../shared';
 import type { CallModelInput, PrepareRunInput, PrepareRunOutput } from '../shared';
@@ -18,11 +19,19 @@ export function createMcpActivities(runtime: McpRuntime, defaultWorkspace: () =>
 
   /** Run start: the servers the run uses and their tools (never throws: failures are per server). */
   async function listForRun(input: PrepareRunInput): Promise<NonNullable<PrepareRunOutput['mcp']>> {
-    return runtime.listForRun({
+    const listed = await runtime.listForRun({
       ...(input.mcpServers ? { runServers: input.mcpServers } : {}),
       workspace: input.context.workspace ?? defaultWorkspace(),
       network: input.context.network === true,
     });
+    tellOperator(listed.servers);
+    for (const note of listed.notes) log.warn(`MCP: ${note}`);
+    return listed;
+  }
+
+  /** The worker's log names every server a run could not use, and why (the run's notices say it too). */
+  function tellOperator(servers: { name: string; source: string; error?: string }[]): void {
+    for (const s of servers) if (s.error) log.warn(`MCP server '${s.name}' (${s.source}) is unavailable: ${s.error}`);
   }
 
   /** Lists servers again, between turns, after a call reported that a server's tools changed. */
@@ -32,6 +41,7 @@ export function createMcpActivities(runtime: McpRuntime, defaultWorkspace: () =>
       input.workspace ?? defaultWorkspace(),
       input.network === true,
     );
+    tellOperator(servers);
     return { servers };
   }
 
