@@ -18,6 +18,7 @@ import {
   startBenchServer,
   type BenchServer,
 } from './server';
+import { formatMcpFigure, measureMcp, type McpFigure } from './mcp-figure';
 import { measureSandbox } from './sandbox-figure';
 import { measureSearch } from './search-figure';
 import { formatStream, measureStream } from './stream-figure';
@@ -32,6 +33,7 @@ import { installQuietRuntime } from './workers';
  *   npm run bench                         all six figures (about 8 minutes on 2 CPUs)
  *   npm run bench -- --quick              smaller runs, a smoke test (about 2 minutes)
  *   npm run bench -- --only=overhead,replay
+ *   npm run bench -- --only=mcp           a durable MCP call against a direct SDK client call (about 30 s)
  *   npm run bench -- --only=cluster       issue 12's figures on a real cluster (Temporal server from Go on
  *                                         PostgreSQL, TLS, 3 worker processes): not in the default set, as
  *                                         it needs PostgreSQL and the Go-built server (.ci/run) and takes
@@ -40,7 +42,17 @@ import { installQuietRuntime } from './workers';
  *
  * TEMPORAL_ADDRESS points it at an existing server instead of starting one.
  */
-const FIGURES = ['history', 'overhead', 'throughput', 'replay', 'sandbox', 'search', 'stream', 'cluster'] as const;
+const FIGURES = [
+  'history',
+  'overhead',
+  'throughput',
+  'replay',
+  'sandbox',
+  'search',
+  'stream',
+  'mcp',
+  'cluster',
+] as const;
 type Figure = (typeof FIGURES)[number];
 /** What `npm run bench` runs without --only: everything but the cluster (see above). */
 const DEFAULT_FIGURES: readonly Figure[] = FIGURES.filter((f) => f !== 'cluster' && f !== 'stream');
@@ -92,14 +104,14 @@ async function main(): Promise<void> {
       log(`server: ${server.description}`);
       return ctx;
     };
-    const results: BenchResults & { cluster?: ClusterFigure } = { meta: describeRun(args, 'none') };
+    const results: BenchResults & { cluster?: ClusterFigure; mcp?: McpFigure } = { meta: describeRun(args, 'none') };
     // Issue 12: on a cluster of its own (and the dev server it compares with); first, on a quiet machine.
     if (args.only.has('cluster')) {
       results.cluster = await measureCluster({ bundlePath, workspace, workDir, quick: args.quick, log });
       results.meta.server = results.cluster.server;
     }
     const external = externalServer();
-    const needsServer = ['history', 'overhead', 'throughput', 'replay', 'stream'].some((f) =>
+    const needsServer = ['history', 'overhead', 'throughput', 'replay', 'stream', 'mcp'].some((f) =>
       args.only.has(f as Figure),
     );
     const ctx = needsServer ? await open(external ?? (await startBenchServer('embedded', workDir, log))) : undefined;
@@ -130,6 +142,11 @@ async function main(): Promise<void> {
     if (args.only.has('search')) results.search = await measureSearch();
     // Live output (issue 13): what a streamed answer adds to history, and how fresh the live text is.
     if (ctx && args.only.has('stream')) process.stdout.write(`${formatStream(await measureStream(ctx))}\n`);
+    // MCP tools (issue 21): a durable MCP call against a direct SDK client call on the same server.
+    if (ctx && args.only.has('mcp')) {
+      results.mcp = await measureMcp(ctx);
+      process.stdout.write(`${formatMcpFigure(results.mcp).join('\n')}\n`);
+    }
 
     results.meta.totalSeconds = Math.round((performance.now() - began) / 1000);
     results.meta.loadAverageAtEnd = loadAverage();

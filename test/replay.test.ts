@@ -14,6 +14,8 @@ import {
   testBundlePath,
   withWorker,
 } from './support/temporal';
+import { createMcpRuntime } from '../src/mcp';
+import { stdioTestServer } from './mcp/support/servers';
 
 /**
  * Replay tests: histories of real runs, recorded once and committed, replayed against today's
@@ -75,6 +77,50 @@ recordOnly('record: a multi-step run with parallel tools, an error result and a 
     const label = process.env.DA_RECORD_LABEL ?? new Date().toISOString().slice(0, 10);
     await fs.writeFile(path.join(HISTORIES, `multi-step-max-iterations-${label}.json`), json);
   } finally {
+    await env.close();
+  }
+});
+
+recordOnly('record: a run with MCP tools (read-only, mutating, an image, a tool list change)', async () => {
+  const env = await connectTestEnv();
+  const runtime = createMcpRuntime();
+  try {
+    const workspace = await tempWorkspace('record-mcp');
+    const model = new ScriptedModel([
+      toolUse([
+        { id: 'toolu_m1', name: 'mcp__test__lookup', input: { key: 'alpha' } },
+        { id: 'toolu_m2', name: 'mcp__test__append_note', input: { note: 'hi' } },
+        { id: 'toolu_m3', name: 'mcp__test__picture', input: {} },
+      ]),
+      toolUse([{ id: 'toolu_m4', name: 'mcp__test__add_tool', input: {} }]),
+      toolUse([{ id: 'toolu_m5', name: 'mcp__test__extra_1', input: {} }]),
+      text('Looked up, noted, pictured, extended.'),
+    ]);
+    const workflowId = `recorded-mcp-${Date.now()}`;
+    await withWorker(env, { model, deps: { mcp: runtime } }, async (taskQueue) => {
+      const handle = await env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+        taskQueue,
+        workflowId,
+        args: [
+          { prompt: 'Use the MCP tools', model: 'scripted-demo', workspace, mcpServers: { test: stdioTestServer() } },
+        ],
+      });
+      expect((await handle.result()).exitReason).toBe('completed');
+    });
+    const json = execFileSync(process.env.DA_TEST_TEMPORAL_CLI!, [
+      'workflow',
+      'show',
+      '--workflow-id',
+      workflowId,
+      '--address',
+      testAddress(),
+      '--output',
+      'json',
+    ]);
+    const label = process.env.DA_RECORD_LABEL ?? new Date().toISOString().slice(0, 10);
+    await fs.writeFile(path.join(HISTORIES, `mcp-tools-${label}.json`), json);
+  } finally {
+    await runtime.close();
     await env.close();
   }
 });

@@ -26,6 +26,8 @@ import { createContextActivities } from './context';
 import { workerSettingsPath, type FunctionHooks } from '../hooks';
 import { WorkspaceError } from '../tools/workspace';
 import { WorkspacePolicy } from '../tools/workspace-roots';
+import { createMcpRuntime, McpRuntime, type McpWorkerOptions } from '../mcp';
+import { createMcpActivities } from './mcp';
 
 export { ConversationCache } from './conversation-cache';
 
@@ -53,6 +55,8 @@ export interface ActivityDeps {
    * else the default workspace. A workspace outside them fails its run at start.
    */
   workspaceRoots?: string[];
+  /** MCP servers (docs/mcp.md): worker-wide servers and file, pool settings, or a runtime to share. */
+  mcp?: McpWorkerOptions | McpRuntime;
 }
 
 /**
@@ -80,10 +84,11 @@ export function createActivities(deps: ActivityDeps) {
   const offersBash = (input: Pick<CallModelInput, 'toolNames'>) =>
     deps.tools.get('bash') !== undefined && (input.toolNames === undefined || input.toolNames.includes('bash'));
 
-  const toolSpecs = (input: Pick<CallModelInput, 'toolNames' | 'extraToolNames'>) => [
-    ...deps.tools.specs(input.toolNames),
-    ...deps.tools.specs(input.extraToolNames ?? []),
-  ];
+  const mcpRuntime = deps.mcp instanceof McpRuntime ? deps.mcp : createMcpRuntime(deps.mcp ?? {});
+  const mcp = createMcpActivities(mcpRuntime, () => defaultWorkspace);
+  const toolSpecs = (
+    input: Pick<CallModelInput, 'toolNames' | 'extraToolNames' | 'mcpTools' | 'mcpToolsHash' | 'conversation'>,
+  ) => [...deps.tools.specs(input.toolNames), ...deps.tools.specs(input.extraToolNames ?? []), ...mcp.toolSpecs(input)];
 
   async function callModel(input: CallModelInput): Promise<CallModelOutput> {
     const ctx = Context.current();
@@ -185,10 +190,11 @@ export function createActivities(deps: ActivityDeps) {
   }
 
   async function runToolOnce(input: RunToolInput, workspace: string, ctx: Context): Promise<RunToolOutput> {
-    const tool = deps.tools.get(input.name);
+    const tool = input.mcp ? undefined : deps.tools.get(input.name);
+    const sideEffect = input.mcp ? input.mcp.sideEffect : tool?.sideEffect;
     // A mutating tool whose earlier attempt may have started (worker lost mid-call, timeout) is not
     // re-run blindly: the model is told the outcome is unknown and can check and decide.
-    if (tool?.sideEffect === 'mutating' && (ctx.info.attempt > 1 || input.mayHaveStarted)) {
+    if (sideEffect === 'mutating' && (ctx.info.attempt > 1 || input.mayHaveStarted)) {
       return { content: await outcomeUnknownMessage(input, workspace, Math.max(ctx.info.attempt, 2)), isError: true };
     }
     // Local activities (cheap read-only tools) cannot heartbeat; the worker cancels them directly.
@@ -207,14 +213,16 @@ export function createActivities(deps: ActivityDeps) {
     const timer = setInterval(heartbeat, heartbeatEveryMs);
     let result: RunToolOutput;
     try {
-      result = await deps.tools.run(input.name, input.input, {
-        workspace,
-        signal: ctx.cancellationSignal,
-        heartbeat,
-        toolUseId: input.toolUseId,
-        ...(input.network ? { network: true } : {}),
-        ...(input.commandPolicy ? { commandPolicy: input.commandPolicy } : {}),
-      });
+      result = input.mcp
+        ? await runMcpTool(input.mcp, input, workspace, ctx, heartbeat)
+        : await deps.tools.run(input.name, input.input, {
+            workspace,
+            signal: ctx.cancellationSignal,
+            heartbeat,
+            toolUseId: input.toolUseId,
+            ...(input.network ? { network: true } : {}),
+            ...(input.commandPolicy ? { commandPolicy: input.commandPolicy } : {}),
+          });
     } finally {
       clearInterval(timer);
     }
@@ -223,6 +231,25 @@ export function createActivities(deps: ActivityDeps) {
     // simply runs again and a mutating one reports that its outcome is unknown.
     if (result.isError && stoppedByShutdown(ctx)) throw shutdownFailure(ctx, `the ${input.name} call`);
     return result;
+  }
+
+  /** An MCP server's tool (docs/mcp.md): over the worker's pooled connection; progress goes into heartbeats. */
+  async function runMcpTool(
+    ref: NonNullable<RunToolInput['mcp']>,
+    input: RunToolInput,
+    workspace: string,
+    ctx: Context,
+    heartbeat: (d?: unknown) => void,
+  ): Promise<RunToolOutput> {
+    const { toolsChanged, ...result } = await mcpRuntime.call(ref, input.input, {
+      workspace,
+      network: input.network === true,
+      toolUseId: input.toolUseId,
+      signal: ctx.cancellationSignal,
+      heartbeat,
+      timeoutMs: ctx.info.startToCloseTimeoutMs,
+    });
+    return { ...result, ...(toolsChanged ? { mcpToolsChanged: true } : {}) };
   }
 
   const hookActivities = createHookActivities({
@@ -243,11 +270,29 @@ export function createActivities(deps: ActivityDeps) {
     const workspace = await contextActivities.admitWorkspace(input.context.workspace);
     const context = await contextActivities.assembleContext({ ...input.context, workspace });
     const hooks = await hookActivities.hookEvents({ workspace });
+    const servers = input.mcp
+      ? await mcp.listForRun({ ...input, context: { ...input.context, workspace } })
+      : undefined;
     const local = Context.current().info.isLocal && deps.workerQueue;
-    return { context, hooks, workspace, ...(local ? { workerQueue: deps.workerQueue } : {}) };
+    return {
+      context,
+      hooks,
+      workspace,
+      ...(local ? { workerQueue: deps.workerQueue } : {}),
+      ...(servers ? { mcp: servers } : {}),
+    };
   }
 
-  return { callModel, summarizeRun, runTool, prepareRun, runHook: hookActivities.runHook };
+  return {
+    callModel,
+    summarizeRun,
+    runTool,
+    prepareRun,
+    runHook: hookActivities.runHook,
+    // Between turns, with the run's recorded workspace checked again like every tool call's.
+    listMcpTools: async (input: Parameters<typeof mcp.listMcpTools>[0]) =>
+      mcp.listMcpTools({ ...input, workspace: await workspaces.verify(input.workspace ?? defaultWorkspace) }),
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

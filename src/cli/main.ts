@@ -25,7 +25,7 @@ Usage:
                                [--max-tokens N] [--workspace DIR] [--system S] [--id ID] [--detach] [--json]
                                [--no-inline-worker] [--session] [--approve] [--approval-timeout SECONDS]
                                [--require-done-tool] [--network] [--tool-protocol native|xml]
-                               [--system-replace S] [--max-session-iterations N]
+                               [--system-replace S] [--max-session-iterations N] [--mcp-config FILE]
   durable-agent follow <id> [--json]
   durable-agent transcript <id> [--json]      (every message of a run in full; no worker needed)
   durable-agent send <id> "<message>"
@@ -125,6 +125,7 @@ export async function main(argv: string[]): Promise<number> {
           'tool-protocol': { type: 'string' },
           'system-replace': { type: 'string' },
           'max-session-iterations': { type: 'string' },
+          'mcp-config': { type: 'string' },
         },
       });
       const promptFile = values['prompt-file'];
@@ -159,6 +160,7 @@ export async function main(argv: string[]): Promise<number> {
           network: values.network ?? false,
           toolProtocol: toolProtocolFlag(values['tool-protocol']),
           maxSessionIterations: numberFlag('max-session-iterations', values['max-session-iterations'], true),
+          ...(values['mcp-config'] !== undefined ? { mcpConfig: values['mcp-config'] } : {}),
           ...(values['system-replace'] !== undefined
             ? { systemPrompt: values['system-replace'], systemReplace: true }
             : {}),

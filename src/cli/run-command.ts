@@ -8,6 +8,8 @@ import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL, contextWindowSetting, parseRunI
 import type { AgentWorker } from '../worker';
 import { ensureServer, startInlineWorker } from './environment';
 import { checkPromptSize } from './prompt-source';
+import { readMcpConfigFile } from '../mcp/config';
+import type { McpServerConfig } from '../shared/mcp';
 import { ServerContact, isServerUnavailable, serverAddressOf } from './server-contact';
 import { exitLine, formatResult } from './format';
 import { RunPrinter } from './live-events';
@@ -41,6 +43,8 @@ export interface RunFlags {
   systemReplace?: boolean;
   /** A session's bound across all its messages (`maxIterations` then bounds each message). */
   maxSessionIterations?: number;
+  /** A file in Claude Code's `{"mcpServers": …}` shape: the run's MCP servers (docs/mcp.md). */
+  mcpConfig?: string;
 }
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -62,6 +66,16 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
   } catch (e) {
     err(`error: ${(e as Error).message}`);
     return 2;
+  }
+  let mcpServers: Record<string, McpServerConfig> | undefined;
+  if (flags.mcpConfig !== undefined) {
+    // Read here and sent as the run's `mcpServers`, unexpanded: `${VAR}` expands on the worker.
+    const read = await readMcpConfigFile(path.resolve(flags.mcpConfig));
+    if (read.ok !== true) {
+      err(`error: --mcp-config: ${read.ok === 'absent' ? `${flags.mcpConfig} does not exist` : read.error}`);
+      return 2;
+    }
+    mcpServers = read.servers;
   }
   const input: AgentRunInput = {
     prompt: flags.prompt,
@@ -87,6 +101,7 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
     ...(flags.maxSessionIterations !== undefined ? { maxSessionIterations: flags.maxSessionIterations } : {}),
     // A context window for a model the table does not know (docs/models.md).
     ...(contextWindow !== undefined ? { contextWindowTokens: contextWindow } : {}),
+    ...(mcpServers ? { mcpServers } : {}),
   };
   // Named and refused here, before a server or worker is started for nothing.
   checkPromptSize(flags.prompt);

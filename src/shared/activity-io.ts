@@ -1,7 +1,8 @@
 import type { AssembleContextInput, AssembledContext } from './context-io';
 import type { HookPlan } from './hooks-io';
 import type { ConversationDelta } from './conversation';
-import type { ModelResponse, ToolChoice } from './messages';
+import type { ModelResponse, ToolChoice, ToolSpec } from './messages';
+import type { McpCallRef, McpServerConfig, McpServerListing } from './mcp';
 
 /**
  * Input of the `callModel` activity. The conversation travels as a delta against the worker's
@@ -24,6 +25,9 @@ export interface CallModelInput {
   extraToolNames?: string[];
   toolChoice?: ToolChoice;
   maxTokens: number;
+  /** The run's MCP tools (docs/mcp.md): sent with full loads and after a change; the worker keeps them by hash. */
+  mcpTools?: ToolSpec[];
+  mcpToolsHash?: string;
 }
 export interface CallModelOutput extends ModelResponse {
   /** The task queue of the worker that now holds the conversation: the run's next calls go there. */
@@ -62,6 +66,8 @@ export interface RunToolInput {
   network?: boolean;
   /** Commands the run denies on top of the worker's policy. */
   commandPolicy?: { deny?: string[] };
+  /** A call to an MCP server's tool (`mcp__<server>__<tool>`): which server, as run start recorded it. */
+  mcp?: McpCallRef;
 }
 export interface RunToolOutput {
   content: string;
@@ -72,11 +78,17 @@ export interface RunToolOutput {
    * workflow share one worker's cache (DESIGN.md §5).
    */
   workerQueue?: string;
+  /** MCP calls: the server's tool list is no longer the one the run offers (list_changed, reconnect). */
+  mcpToolsChanged?: boolean;
 }
 
 /** Input of `prepareRun`, the one activity at a run's start (patched 'run-context'). */
 export interface PrepareRunInput {
   context: AssembleContextInput;
+  /** The run's own MCP servers (input `mcpServers`); the worker adds its file's and the workspace's. */
+  mcpServers?: Record<string, McpServerConfig>;
+  /** Connect to MCP servers and list their tools (runs with MCP support). */
+  mcp?: boolean;
 }
 /** What run start prepared: the system prompt, and which hook events have hooks. */
 export interface PrepareRunOutput {
@@ -89,4 +101,6 @@ export interface PrepareRunOutput {
   workspace?: string;
   /** A local activity: the queue of the worker running the workflow, where the first model call goes. */
   workerQueue?: string;
+  /** The run's MCP servers and their tools, when asked for (`mcp`), and notes for the run (bad files, clashes). */
+  mcp?: { servers: McpServerListing[]; notes: string[] };
 }

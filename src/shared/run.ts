@@ -8,6 +8,7 @@ import {
   MAX_SYSTEM_PROMPT_BYTES,
 } from './constants';
 import { runTimeoutsSchema } from './run-timeouts';
+import { mcpServersSchema } from './mcp';
 import type { ConversationSnapshot } from './conversation';
 import type { StopReason, Usage } from './messages';
 
@@ -198,6 +199,8 @@ export const agentRunInputSchema = z
           .max(100, 'commandPolicy.deny holds at most 100 entries'),
       })
       .optional(),
+    /** MCP servers for this run, in Claude Code's `mcpServers` shape (`run --mcp-config FILE` sets it); docs/mcp.md. */
+    mcpServers: mcpServersSchema.optional(),
     /** Per-run liveness timeouts and retry bounds of model and tool calls; defaults in constants.ts. */
     timeouts: runTimeoutsSchema.optional(),
     compactAtBytes: z

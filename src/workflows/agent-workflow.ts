@@ -37,6 +37,7 @@ import { closingSummary, modelStep } from './model-step';
 import { Hooks } from './hooks';
 import { Intake } from './intake';
 import { describeContext, prepareRun, type Prepared } from './run-start';
+import { McpTools } from './mcp-tools';
 
 /**
  * The durable agent loop (DESIGN.md §2): model call → tool calls → tool results → model call …
@@ -79,7 +80,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       maxBudgetUsd: input.maxBudgetUsd,
       pendingApprovals: () => approvals.list(),
       warning: () => sandbox.warning,
-      context: () => describeContext(prepared?.context),
+      context: () => describeContext(prepared?.context, mcp),
     },
     flags,
   );
@@ -91,6 +92,13 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   );
   /** What run start assembled (runs with 'run-context'). */
   let prepared: Prepared | undefined;
+  /** The run's MCP tools (runs with 'mcp-tools' and native tool calls; docs/mcp.md). */
+  const mcp =
+    flags.mcp && flags.context && !textTools
+      ? new McpTools({ workspace: input.workspace, network: input.network ?? false }, emit, (specs, hash) =>
+          modelCalls.useMcpTools(specs, hash),
+        )
+      : undefined;
   const modelOptions = modelActivityOptions(input.timeouts);
   const modelCalls = new ModelCalls(
     proxyActivities<Activities>(
@@ -125,6 +133,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       timeouts: input.timeouts,
       flags,
       ...(flags.context ? { hooks } : {}),
+      ...(mcp ? { mcp } : {}),
     },
     state,
     approvals,
@@ -233,7 +242,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const intake = new Intake(inbox, conversation, hooks, emit);
   /** Run start: the system prompt and hooks, then the prompt's UserPromptSubmit hooks (first execution only). */
   const start = async (): Promise<LoopExit | undefined> => {
-    prepared = await prepareRun(input, resume, flags.context, settings, emit);
+    prepared = await prepareRun(input, resume, flags.context, settings, emit, mcp);
     if (prepared.refused !== undefined) {
       return new LoopExit('failed', '', { type: ErrorTypes.WorkspaceRefused, message: prepared.refused });
     }
@@ -241,6 +250,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     if (prepared.context?.workspace) {
       tools.useWorkspace(prepared.context.workspace);
       hooks.useWorkspace(prepared.context.workspace);
+      mcp?.useWorkspace(prepared.context.workspace);
     }
     modelCalls.useSystem(prepared.system);
     modelCalls.followWorkflow(prepared.workerQueue);

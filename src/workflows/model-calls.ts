@@ -21,6 +21,7 @@ import {
   type ModelResponse,
   type ConversationDelta,
   type RunEventInput,
+  type ToolSpec,
 } from '../shared';
 import type { Conversation } from './conversation';
 
@@ -48,6 +49,8 @@ export class ModelCalls {
   /** The task queue of the worker holding the conversation, if any. */
   workerQueue: string | undefined;
   private systemHash: string | undefined;
+  /** The run's MCP tool definitions (docs/mcp.md), their hash, and whether a call has carried them since they changed. */
+  private mcp: { specs: ToolSpec[]; hash: string; sent: boolean } | undefined;
   /** Worker queues that did not take a call in time: not followed again in this execution. */
   private readonly abandoned = new Set<string>();
 
@@ -81,11 +84,19 @@ export class ModelCalls {
     this.systemHash = system !== undefined && this.settings.systemOnce ? hashString(system) : undefined;
   }
 
+  /** The run's MCP tools from now on; the worker keeps them by hash, so they travel with full loads and after a change. */
+  useMcpTools(specs: ToolSpec[], hash: string | undefined): void {
+    this.mcp = hash === undefined ? undefined : { specs, hash, sent: false };
+  }
+
   /** What every model call of this run sends: the settings and the conversation (a delta). */
   private request(conversation: ConversationDelta) {
     const s = this.settings;
     // The worker keeps the system prompt with the conversation: it travels with full loads only.
     const system = this.systemHash === undefined ? { system: s.system } : conversation.full ? { system: s.system } : {};
+    const mcp = this.mcp;
+    const sendMcp = mcp !== undefined && (conversation.full || !mcp.sent);
+    if (sendMcp) mcp.sent = true;
     return {
       model: s.model,
       ...system,
@@ -95,6 +106,7 @@ export class ModelCalls {
       toolNames: s.toolNames,
       extraToolNames: s.extraToolNames,
       maxTokens: s.maxTokens,
+      ...(mcp ? { mcpToolsHash: mcp.hash, ...(sendMcp ? { mcpTools: mcp.specs } : {}) } : {}),
     };
   }
 

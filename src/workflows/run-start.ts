@@ -2,6 +2,7 @@ import { ActivityFailure, ApplicationFailure, proxyLocalActivities } from '@temp
 import type { Activities } from '../activities';
 import { DONE_TOOL_NAME, ErrorTypes, cutChars, utf8Length, type RunContinuation, type RunEventInput } from '../shared';
 import type { ParsedInput } from './settings';
+import type { McpTools } from './mcp-tools';
 
 /** The run's context, as the workflow keeps and carries it. */
 export type RunContext = NonNullable<RunContinuation['context']>;
@@ -37,9 +38,17 @@ export async function prepareRun(
   enabled: boolean,
   settings: { model: string; toolProtocol: 'native' | 'xml'; requireDone: boolean },
   emit: (event: RunEventInput) => void,
+  /** Runs with 'mcp-tools': the run's MCP servers are listed here (docs/mcp.md). */
+  mcp?: McpTools,
 ): Promise<Prepared> {
   if (!enabled) return { system: input.systemPrompt, hookEvents: [] };
   if (resume?.context) {
+    // A new execution lists the run's MCP servers again: a changed list is taken here, and reported.
+    if (mcp) {
+      if (resume.context.workspace) mcp.useWorkspace(resume.context.workspace);
+      await mcp.resume(resume.context.sources);
+      mcp.carryIn(resume.context.sources);
+    }
     return { system: resume.context.system, context: resume.context, hookEvents: resume.hookEvents ?? [] };
   }
   // A local activity: it runs where the workflow runs, which tells the run where to keep its conversation.
@@ -62,6 +71,7 @@ export async function prepareRun(
           toolProtocol: settings.toolProtocol,
           ...(input.network ? { network: true } : {}),
         },
+        ...(mcp ? { mcp: true, ...(input.mcpServers ? { mcpServers: input.mcpServers } : {}) } : {}),
       },
     ]);
   } catch (error) {
@@ -78,6 +88,11 @@ export async function prepareRun(
   };
   for (const warning of context.warnings) emit({ kind: 'notice', message: `context: ${warning}` });
   for (const report of prepared.hooks.reports.slice(0, 20)) emit({ kind: 'notice', message: `hooks: ${report}` });
+  if (mcp) {
+    mcp.start(prepared.mcp);
+    // Carried across continue-as-new with the context, so the next execution lists the same servers.
+    mcp.carryIn(context.sources);
+  }
   return {
     system: context.system,
     context,
@@ -87,14 +102,17 @@ export async function prepareRun(
 }
 
 /** One line for the run's details: what the system prompt was assembled from. */
-export function describeContext(context: RunContext | undefined): string | undefined {
+export function describeContext(context: RunContext | undefined, mcp?: McpTools): string | undefined {
   if (!context) return undefined;
-  const parts = context.sources.map((s) => {
-    const source = s as { kind: string; path?: unknown };
-    return typeof source.path === 'string' ? source.path : source.kind;
-  });
+  const parts = context.sources
+    .filter((s) => s.kind !== 'mcp_server')
+    .map((s) => {
+      const source = s as { kind: string; path?: unknown };
+      return typeof source.path === 'string' ? source.path : source.kind;
+    });
   const kb = (utf8Length(context.system) / 1024).toFixed(1);
   // One short line: the frame for Current Details is small (the transcript has the whole prompt).
   const shown = parts.length > 3 ? [...parts.slice(0, 3), `+${parts.length - 3} more`] : parts;
-  return `${cutChars(shown.join(', ') || 'empty', 80)} · ${kb} KiB`;
+  const servers = mcp?.describe();
+  return `${cutChars(shown.join(', ') || 'empty', 80)} · ${kb} KiB${servers ? ` · ${cutChars(servers, 60)}` : ''}`;
 }

@@ -14,6 +14,7 @@ import {
   type AgentRunInput,
   type Permission,
 } from '../shared';
+import { mcpServerKey } from '../shared/mcp';
 
 /** Which code paths a run's history was recorded with: each patch marks a change in the commands it produces. */
 export interface PatchFlags {
@@ -29,6 +30,8 @@ export interface PatchFlags {
    * sessions, and the system prompt sent once per conversation load rather than with every call.
    */
   context: boolean;
+  /** MCP servers listed at run start and their tools offered (docs/mcp.md). */
+  mcp: boolean;
 }
 
 export function patchFlags(): PatchFlags {
@@ -40,6 +43,7 @@ export function patchFlags(): PatchFlags {
     throttled: patched('throttled-search-attributes'),
     hardened: patched('hardened-run'),
     context: patched('run-context'),
+    mcp: patched('mcp-tools'),
   };
 }
 
@@ -89,9 +93,21 @@ export function settingsOf(input: ParsedInput, flags: PatchFlags) {
     requireDone: input.requireDoneTool ?? false,
     approvalTimeoutMs: (input.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) * 1000,
     sessionIdleMs: (input.sessionIdleTimeoutSeconds ?? DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS) * 1000,
-    /** allow / deny / ask per tool; with `approveMutating`, mutating tools (and unknown ones) default to ask. */
-    permissionFor: (name: string): Permission =>
+    /**
+     * allow / deny / ask per tool (`mcp__<server>` covers all of a server's tools); with
+     * `approveMutating`, mutating tools (and unknown ones) default to ask. An MCP tool's class
+     * comes from its annotations (`sideEffect`).
+     */
+    permissionFor: (name: string, sideEffect?: string): Permission =>
       input.permissions?.[name] ??
-      (input.approveMutating && (BUILTIN_SIDE_EFFECTS[name] ?? 'mutating') === 'mutating' ? 'ask' : 'allow'),
+      permissionOfServer(input.permissions, name) ??
+      (input.approveMutating && (sideEffect ?? BUILTIN_SIDE_EFFECTS[name] ?? 'mutating') !== 'read_only'
+        ? 'ask'
+        : 'allow'),
   };
+}
+
+function permissionOfServer(permissions: Record<string, Permission> | undefined, name: string): Permission | undefined {
+  const key = permissions ? mcpServerKey(name) : undefined;
+  return key !== undefined ? permissions?.[key] : undefined;
 }

@@ -29,6 +29,7 @@ import type { Conversation } from './conversation';
 import { failureMessage, stopping, type ModelCalls } from './model-calls';
 import type { Hooks } from './hooks';
 import type { RunState } from './run-state';
+import type { McpTools } from './mcp-tools';
 
 export interface DispatchSettings {
   workspace?: string;
@@ -36,13 +37,15 @@ export interface DispatchSettings {
   commandPolicy?: { deny?: string[] };
   toolNames?: string[];
   requireDone: boolean;
-  permissionFor(name: string): Permission;
+  permissionFor(name: string, sideEffect?: string): Permission;
   approvalTimeoutMs: number;
   timeouts?: RunTimeouts;
   /** Patches: which code paths this run's history was recorded with. */
   flags: { hardened: boolean; localReadTools: boolean; workerLocalTools: boolean; context: boolean };
   /** PreToolUse / PostToolUse(Failure) hooks (runs with 'run-context'). */
   hooks?: Hooks;
+  /** The run's MCP tools (runs with 'mcp-tools'; docs/mcp.md). */
+  mcp?: McpTools;
 }
 
 /** Longer tool names are refused as unknown (the API allows 64 characters; custom tools get some room). */
@@ -138,6 +141,8 @@ export class ToolDispatch {
     const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (rejected) throw rejected.reason;
     const results = fitToBudget(settled.map((r) => (r as PromiseFulfilledResult<ToolResultBlock>).value));
+    // The one point where a run's MCP tools change: after the turn's calls, before the next model call.
+    if (this.s.mcp) await this.s.mcp.refreshIfChanged();
     return { results, ...(finished ? { doneSummary } : {}) };
   }
 
@@ -164,14 +169,17 @@ export class ToolDispatch {
         `Error: Tool '${DONE_TOOL_NAME}' not found. This run ends when you answer without tools.`,
       );
     }
+    // An MCP tool the run does not offer (never listed, or gone since): refused, never sent to a server.
+    const mcpUnknown = s.mcp?.unknownMessage(toolUse.name);
+    if (mcpUnknown !== undefined) return this.refuse(toolUse, mcpUnknown);
     // Only tools enabled for this run may run, whatever the model asks for.
-    if (s.toolNames && !s.toolNames.includes(toolUse.name)) {
+    if (s.toolNames && !s.toolNames.includes(toolUse.name) && !s.mcp?.has(toolUse.name)) {
       return this.refuse(
         toolUse,
         `Error: Tool '${toolUse.name}' not found. Available tools: ${s.toolNames.join(', ')}.`,
       );
     }
-    const permission = s.permissionFor(toolUse.name);
+    const permission = s.permissionFor(toolUse.name, s.mcp?.sideEffect(toolUse.name));
     if (permission === 'deny') {
       return this.refuse(toolUse, `Error: the operator's policy does not allow tool '${toolUse.name}' in this run.`);
     }
@@ -194,7 +202,9 @@ export class ToolDispatch {
     let content: string;
     let isError: boolean;
     try {
-      ({ content, isError } = await this.execute(call));
+      const result = await this.execute(call);
+      ({ content, isError } = result);
+      if (result.mcpToolsChanged) s.mcp?.markChanged(toolUse.name);
       this.conversation.markToolResultCached(toolUse.id);
     } catch (err) {
       if (stopping(err)) throw err;
@@ -223,6 +233,7 @@ export class ToolDispatch {
 
   private execute(toolUse: ToolUseBlock) {
     const { s } = this;
+    const mcp = s.mcp?.callRef(toolUse.name);
     const args = {
       toolUseId: toolUse.id,
       name: toolUse.name,
@@ -231,6 +242,7 @@ export class ToolDispatch {
       conversationId: this.conversation.id,
       ...(s.network ? { network: true } : {}),
       ...(s.commandPolicy ? { commandPolicy: s.commandPolicy } : {}),
+      ...(mcp ? { mcp } : {}),
     };
     const summary = describeToolCall(toolUse.name, toolUse.input);
     // The worker's registry decides (each model call reports it); runs from before that used a fixed list.

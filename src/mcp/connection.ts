@@ -1,0 +1,126 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { McpToolEntry } from '../shared/mcp';
+import { toolEntries, toolsHash, type RawTool } from './listing';
+
+/** How a server is reached, resolved from its configuration (variables expanded, sandbox applied). */
+export type Endpoint =
+  | { transport: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string }
+  | { transport: 'http'; url: string; headers: Record<string, string> };
+
+/** Pages of `tools/list` read at most; a server paging without end is cut here. */
+const MAX_LIST_PAGES = 20;
+/** Characters of a stdio server's stderr kept for the operator's messages. */
+const STDERR_TAIL_CHARS = 2000;
+const CLIENT_INFO = { name: 'durable-agent', version: '0.1.0' };
+
+/**
+ * One live session with one server: a stdio process or a Streamable HTTP session, initialized,
+ * with its tool list. Many calls share it. It notes `notifications/tools/list_changed` (the list is
+ * read again before the next call reports) and its own end (the pool then opens a new one).
+ */
+export class McpConnection {
+  tools: McpToolEntry[] = [];
+  warnings: string[] = [];
+  hash = '';
+  /** The server said its tool list changed; not yet read again. */
+  dirty = false;
+  closed = false;
+  inFlight = 0;
+  lastUsed = Date.now();
+  private stderrTail = '';
+
+  private constructor(
+    readonly server: string,
+    readonly client: Client,
+    private readonly transport: Transport,
+  ) {}
+
+  /** Starts (or reaches) the server, initializes and lists its tools, within `timeoutMs`. */
+  static async open(server: string, endpoint: Endpoint, timeoutMs: number): Promise<McpConnection> {
+    const transport: Transport =
+      endpoint.transport === 'stdio'
+        ? new StdioClientTransport({
+            command: endpoint.command,
+            args: endpoint.args,
+            env: endpoint.env,
+            ...(endpoint.cwd ? { cwd: endpoint.cwd } : {}),
+            stderr: 'pipe',
+          })
+        : new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers } });
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const conn = new McpConnection(server, client, transport);
+    if (transport instanceof StdioClientTransport) {
+      transport.stderr?.on('data', (chunk: Buffer) => {
+        conn.stderrTail = (conn.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+      });
+    }
+    client.onclose = () => {
+      conn.closed = true;
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      conn.dirty = true;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer to initialize and tools/list within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([
+        (async () => {
+          await client.connect(transport, { timeout: timeoutMs });
+          await conn.listTools(timeoutMs);
+        })(),
+        timeout,
+      ]);
+    } catch (err) {
+      await conn.close();
+      throw new Error(conn.explain(err));
+    } finally {
+      clearTimeout(timer);
+    }
+    return conn;
+  }
+
+  /** Reads the tool list (all pages) and recomputes what the run would offer. */
+  async listTools(timeoutMs: number): Promise<void> {
+    this.dirty = false;
+    const raw: RawTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const result = await this.client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs });
+      raw.push(...(Array.isArray(result.tools) ? (result.tools as RawTool[]) : []));
+      cursor = typeof result.nextCursor === 'string' && result.nextCursor ? result.nextCursor : undefined;
+      if (!cursor) break;
+    }
+    const { tools, warnings } = toolEntries(this.server, raw);
+    this.tools = tools;
+    this.warnings = warnings;
+    this.hash = toolsHash(tools);
+  }
+
+  /** A failure's text for the model and the operator: the error, and what the server printed last. */
+  explain(err: unknown): string {
+    const message = err instanceof Error ? err.message : String(err);
+    const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ');
+    return tail ? `${message} (server stderr: ${tail.slice(-500)})` : message;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    try {
+      if (this.transport instanceof StreamableHTTPClientTransport && this.transport.sessionId) {
+        await this.transport.terminateSession().catch(() => undefined);
+      }
+      await this.client.close();
+    } catch {
+      // Closing a connection that already broke has nothing left to do.
+    }
+  }
+}

@@ -1,0 +1,96 @@
+import { McpConnection, type Endpoint } from './connection';
+
+export interface McpPoolOptions {
+  /** A connection unused this long is closed (its stdio process ends). Default 5 minutes. */
+  idleTimeoutMs?: number;
+  /** Starting a server, initializing and listing its tools. Default 30 s. */
+  connectTimeoutMs?: number;
+}
+
+export const DEFAULT_MCP_IDLE_TIMEOUT_MS = 5 * 60_000;
+export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 30_000;
+
+/**
+ * This worker's connections, one per server configuration: one stdio process or HTTP session
+ * serves every call of every run that uses the same server, and is closed after an idle timeout.
+ * A connection that broke (the process exited, the session ended) is replaced on next use.
+ */
+export class McpPool {
+  readonly idleTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  private readonly connections = new Map<string, Promise<McpConnection>>();
+  private sweeper: NodeJS.Timeout | undefined;
+  /** Connections opened so far (for tests and the benchmark: no process per call). */
+  opened = 0;
+
+  constructor(options: McpPoolOptions = {}) {
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_MCP_IDLE_TIMEOUT_MS;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS;
+  }
+
+  /** The live connection for `key`, opened when there is none (concurrent callers share one opening). */
+  async acquire(key: string, server: string, endpoint: Endpoint): Promise<McpConnection> {
+    const existing = this.connections.get(key);
+    if (existing) {
+      const conn = await existing.catch(() => undefined);
+      if (conn && !conn.closed) return conn;
+      if (this.connections.get(key) === existing) this.connections.delete(key);
+    }
+    const opening = McpConnection.open(server, endpoint, this.connectTimeoutMs);
+    this.connections.set(key, opening);
+    opening.then(
+      () => {
+        this.opened += 1;
+      },
+      () => {
+        // A failed start is not kept: the next call tries again.
+        if (this.connections.get(key) === opening) this.connections.delete(key);
+      },
+    );
+    this.startSweeping();
+    return opening;
+  }
+
+  /** Forgets and closes a connection that broke. */
+  async drop(key: string, conn: McpConnection): Promise<void> {
+    const current = this.connections.get(key);
+    if (current && (await current.catch(() => undefined)) === conn) this.connections.delete(key);
+    await conn.close();
+  }
+
+  get size(): number {
+    return this.connections.size;
+  }
+
+  /** Closes every connection (stdio servers end); the worker calls it when it stops. */
+  async closeAll(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    const all = [...this.connections.values()];
+    this.connections.clear();
+    await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.close()));
+  }
+
+  private startSweeping(): void {
+    if (this.sweeper) return;
+    const every = Math.max(50, Math.min(30_000, Math.floor(this.idleTimeoutMs / 2)));
+    this.sweeper = setInterval(() => void this.sweep(), every);
+    this.sweeper.unref();
+  }
+
+  private async sweep(): Promise<void> {
+    const now = Date.now();
+    for (const [key, opening] of [...this.connections]) {
+      const conn = await opening.catch(() => undefined);
+      if (!conn) continue;
+      if (conn.closed || (conn.inFlight === 0 && now - conn.lastUsed >= this.idleTimeoutMs)) {
+        if (this.connections.get(key) === opening) this.connections.delete(key);
+        await conn.close();
+      }
+    }
+    if (this.connections.size === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+  }
+}
