@@ -109,6 +109,16 @@ describe('codec server', () => {
     expect(((await res.json()) as { error: string }).error).toMatch(message);
   });
 
+  test('the empty body {} the temporal CLI sends for a query or signal without input → 200 and no payloads', async () => {
+    for (const path of ['/decode', '/encode']) {
+      const res = await post(path, '{}');
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ payloads: [] });
+    }
+    const res = await post('/decode', '{"payloads": null}');
+    expect(res.status).toBe(200);
+  });
+
   test('a payload the keys cannot read → 400 naming the key id', async () => {
     const foreign = new AesGcmCodec(parseCodecKeys(`old:${randomBytes(32).toString('base64')}`)!);
     const res = await post('/decode', payloadsToJson(await foreign.encode([defaultPayloadConverter.toPayload('x')])));
