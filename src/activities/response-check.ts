@@ -1,5 +1,14 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { ErrorTypes, MAX_MODEL_RESPONSE_BYTES, jsonBytes, type ModelResponse } from '../shared';
+import {
+  ErrorTypes,
+  MAX_MODEL_RESPONSE_BYTES,
+  MAX_MODEL_VALUE_DEPTH,
+  REFUSED_INPUT_KEY,
+  jsonBytes,
+  nestsDeeperThan,
+  tooDeepInputError,
+  type ModelResponse,
+} from '../shared';
 
 const USAGE_FIELDS = ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens'] as const;
 
@@ -8,7 +17,10 @@ const USAGE_FIELDS = ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'ca
  * checked. Usage must be non-negative whole numbers (else cost and `maxBudgetUsd` would silently
  * stop working): anything else is a malformed response, retried a bounded number of times. An
  * answer larger than a run can record fails once, non-retryably, saying so (asking again would get
- * the same answer, and recording it would exceed Temporal's payload limit).
+ * the same answer, and recording it would exceed Temporal's payload limit). A tool call whose input
+ * nests deeper than MAX_MODEL_VALUE_DEPTH keeps its place with a placeholder input naming the
+ * bound (the workflow answers it with an `is_error` result): such a value overflows the stack of
+ * whatever walks it, from the payload converter to the run's event previews.
  */
 export function checkModelResponse(response: ModelResponse): ModelResponse {
   const problems: string[] = [];
@@ -49,6 +61,7 @@ export function checkModelResponse(response: ModelResponse): ModelResponse {
       ErrorTypes.MalformedResponse,
     );
   }
+  response = withBoundedToolInputs(response);
   const bytes = jsonBytes(response);
   if (bytes > MAX_MODEL_RESPONSE_BYTES) {
     throw ApplicationFailure.nonRetryable(
@@ -58,4 +71,16 @@ export function checkModelResponse(response: ModelResponse): ModelResponse {
     );
   }
   return response;
+}
+
+/** The response with every overdeep tool input replaced by the placeholder that names the bound. */
+function withBoundedToolInputs(response: ModelResponse): ModelResponse {
+  const blocks = response.content as unknown as Array<Record<string, unknown>>;
+  if (!blocks.some((b) => 'input' in b && nestsDeeperThan(b.input, MAX_MODEL_VALUE_DEPTH))) return response;
+  const content = blocks.map((b) =>
+    'input' in b && nestsDeeperThan(b.input, MAX_MODEL_VALUE_DEPTH)
+      ? { ...b, input: { [REFUSED_INPUT_KEY]: tooDeepInputError(MAX_MODEL_VALUE_DEPTH) } }
+      : b,
+  );
+  return { ...response, content: content as unknown as ModelResponse['content'] };
 }
