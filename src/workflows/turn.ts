@@ -16,7 +16,13 @@ import type { Hooks } from './hooks';
 import type { Inbox } from './inbox';
 import type { RunState } from './run-state';
 import type { ToolDispatch, TurnResults } from './tool-dispatch';
-import { CONTINUE_AFTER_MAX_TOKENS, DONE_TOOL_NUDGE, classifyTurn, truncatedToolCallError } from './turn-outcome';
+import {
+  CONTINUE_AFTER_MAX_TOKENS,
+  DONE_TOOL_NUDGE,
+  classifyTurn,
+  toolCallsAtQuietStop,
+  truncatedToolCallError,
+} from './turn-outcome';
 
 /**
  * Model values bounded before workflow code walks them (overdeep tool input, text-protocol
@@ -24,6 +30,9 @@ import { CONTINUE_AFTER_MAX_TOKENS, DONE_TOOL_NUDGE, classifyTurn, truncatedTool
  * recorded before it replay as they ran.
  */
 const BOUNDED_MODEL_VALUES = 'bounded-model-values';
+
+/** Tool calls in a turn that stopped at a stop sequence or with no stop reason run (before: dropped). */
+const TOOLS_AT_ANY_STOP = 'tool-calls-at-any-stop';
 
 /** Ends the loop with a given exit reason; never escapes the workflow. */
 export class LoopExit {
@@ -75,6 +84,14 @@ export class TurnHandler {
   async handle(response: ModelResponse): Promise<LoopExit | undefined> {
     const { state, conversation, emit } = this.c;
     let outcome = classifyTurn(response, this.c.hardened);
+    const quietStopCalls = toolCallsAtQuietStop(response);
+    if (outcome.kind === 'final' && !this.c.textTools && quietStopCalls.length > 0 && patched(TOOLS_AT_ANY_STOP)) {
+      emit({
+        kind: 'notice',
+        message: `stop reason ${response.stopReason === null ? 'null' : `'${response.stopReason}'`} with tool calls; running them`,
+      });
+      outcome = { kind: 'tools', toolUses: quietStopCalls };
+    }
     // An answer's text is carried once, by the `answer` event (a cut answer's first part included).
     const answering =
       outcome.kind === 'final' || (outcome.kind === 'truncated' && outcome.toolUses.length === 0 && !this.c.textTools);
