@@ -13,6 +13,13 @@ import {
 const USAGE_FIELDS = ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens'] as const;
 
 /**
+ * Most tokens one call may report in a usage field: far above any model's context window, and low
+ * enough that a run's totals stay exact integers (below Number.MAX_SAFE_INTEGER) over any number of
+ * calls a run can make. A provider reporting more is answering nonsense.
+ */
+export const MAX_CALL_USAGE_TOKENS = 1_000_000_000;
+
+/**
  * A provider's answer is data from outside: before the run records it, its shape and numbers are
  * checked. Usage must be non-negative whole numbers (else cost and `maxBudgetUsd` would silently
  * stop working): anything else is a malformed response, retried a bounded number of times. An
@@ -52,6 +59,8 @@ export function checkModelResponse(response: ModelResponse): ModelResponse {
       const value = usage[field];
       if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
         problems.push(`usage.${field} is ${JSON.stringify(value) ?? 'undefined'}, not a non-negative whole number`);
+      } else if (value > MAX_CALL_USAGE_TOKENS) {
+        problems.push(`usage.${field} is ${value}, more than any call can use (at most ${MAX_CALL_USAGE_TOKENS})`);
       }
     }
   }
