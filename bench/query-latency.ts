@@ -10,7 +10,8 @@ import type { WorkerProcessConfig, WorkerProcessMessage } from './worker-process
  * `state` query answers while many runs are busy on one worker (issue 18: p95 6.7 s with 120 runs).
  * One worker process (default options) runs `runs` agent runs of `iterations` iterations with a
  * scripted model of `latencyMs` per call; meanwhile 4 clients query `state` of random runs back to
- * back. Prints the query latency distribution and the runs' wall time.
+ * back. Prints the query latency distribution and the runs' wall time. `BENCH_CPU_PROF=<dir>` writes
+ * CPU profiles of the worker's threads there.
  */
 async function main(): Promise<void> {
   const [runs = 120, iterations = 10, latencyMs = 100] = process.argv.slice(2).map(Number);
@@ -30,7 +31,12 @@ async function main(): Promise<void> {
     calls: runs * (iterations + 1) + 16,
     workspace: workDir,
   };
-  const child = fork(require.resolve('./worker-process'), [JSON.stringify(config)], { stdio: 'inherit' });
+  // BENCH_CPU_PROF=<dir>: CPU profiles of the worker process's threads (workflow threads included).
+  const profDir = process.env.BENCH_CPU_PROF;
+  const child = fork(require.resolve('./worker-process'), [JSON.stringify(config)], {
+    stdio: 'inherit',
+    ...(profDir ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}),
+  });
   try {
     await nextMessage(child, 'ready');
     const started = performance.now();
