@@ -1,21 +1,18 @@
 import { condition, log, patched, workflowInfo } from '@temporalio/workflow';
 import {
-  MAX_MODEL_VALUE_DEPTH,
   thinkingOf,
   textOf,
   toolResultBlock,
-  unrunnableInput,
   type ExitReason,
   type ModelResponse,
   type RunEventInput,
-  type ToolUseBlock,
 } from '../shared';
-import { formatObservation, parseToolReply } from '../shared/text-protocol';
 import type { Conversation } from './conversation';
 import type { Hooks } from './hooks';
 import type { Inbox } from './inbox';
 import type { RunState } from './run-state';
-import type { ToolDispatch, TurnResults } from './tool-dispatch';
+import type { ToolDispatch } from './tool-dispatch';
+import { TOOLS_AT_ANY_STOP, observationOf, parseBoundedReply, runBoundedTurn } from './bounded-turn';
 import {
   CONTINUE_AFTER_MAX_TOKENS,
   DONE_TOOL_NUDGE,
@@ -23,16 +20,6 @@ import {
   toolCallsAtQuietStop,
   truncatedToolCallError,
 } from './turn-outcome';
-
-/**
- * Model values bounded before workflow code walks them (overdeep tool input, text-protocol
- * parameters) and every spelling of `</observation>` escaped. Asked only when it matters, so runs
- * recorded before it replay as they ran.
- */
-const BOUNDED_MODEL_VALUES = 'bounded-model-values';
-
-/** Tool calls in a turn that stopped at a stop sequence or with no stop reason run (before: dropped). */
-const TOOLS_AT_ANY_STOP = 'tool-calls-at-any-stop';
 
 /** Ends the loop with a given exit reason; never escapes the workflow. */
 export class LoopExit {
@@ -113,7 +100,7 @@ export class TurnHandler {
           });
         }
         state.textPrefix = '';
-        const { results, doneSummary } = await this.runTools(outcome.toolUses);
+        const { results, doneSummary } = await runBoundedTurn(this.c.tools, outcome.toolUses, emit);
         conversation.append({ role: 'user', content: results });
         return doneSummary !== undefined ? this.finishTurn(doneSummary) : undefined;
       }
@@ -165,31 +152,6 @@ export class TurnHandler {
   }
 
   /**
-   * Runs a turn's tool calls, except those whose input cannot be run (too deep to walk, or refused
-   * by the model activity for that reason): each of those gets an `is_error` result naming the
-   * bound, in its place among the results.
-   */
-  private async runTools(toolUses: ToolUseBlock[]): Promise<TurnResults> {
-    const refused = new Map<ToolUseBlock, string>();
-    for (const t of toolUses) {
-      const why = unrunnableInput(t.input);
-      if (why !== undefined) refused.set(t, why);
-    }
-    if (refused.size === 0 || !patched(BOUNDED_MODEL_VALUES)) return this.c.tools.runTurn(toolUses);
-    this.c.emit({
-      kind: 'notice',
-      message: `${refused.size} tool call(s) not run: input nested deeper than ${MAX_MODEL_VALUE_DEPTH} levels`,
-    });
-    const ran = await this.c.tools.runTurn(toolUses.filter((t) => !refused.has(t)));
-    let next = 0;
-    const results = toolUses.map((t) => {
-      const why = refused.get(t);
-      return why !== undefined ? toolResultBlock(t.id, why, true) : ran.results[next++]!;
-    });
-    return { ...ran, results };
-  }
-
-  /**
    * Seed 004's order of events for a turn: its reasoning, then its text (unless that text is the
    * final answer, which the `answer` event carries once), then per tool call its start and result.
    */
@@ -208,10 +170,7 @@ export class TurnHandler {
    */
   private async textToolTurn(text: string): Promise<{ exit: LoopExit | undefined } | { answer: string }> {
     const { state, conversation, emit } = this.c;
-    let parsed = parseToolReply(text, this.c.textTools ?? [], { maxDepth: MAX_MODEL_VALUE_DEPTH });
-    if (parsed.kind === 'malformed' && parsed.overBound && !patched(BOUNDED_MODEL_VALUES)) {
-      parsed = parseToolReply(text, this.c.textTools ?? []);
-    }
+    const parsed = parseBoundedReply(text, this.c.textTools ?? []);
     if (parsed.kind === 'final') return { answer: parsed.text };
     // Not the answer after all: the turn's text is narrated like any other turn's.
     if (this.c.perMessage && !this.c.requireDone) emit({ kind: 'text', iteration: state.iteration, text: text.trim() });
@@ -231,12 +190,7 @@ export class TurnHandler {
     const result = results[0]!;
     conversation.append({
       role: 'user',
-      content: formatObservation(
-        parsed.name,
-        result.content,
-        result.is_error === true,
-        /<\s*\/\s*observation/i.test(result.content) && patched(BOUNDED_MODEL_VALUES),
-      ),
+      content: observationOf(parsed.name, result.content, result.is_error === true),
     });
     return { exit: doneSummary !== undefined ? await this.finishTurn(doneSummary) : undefined };
   }
