@@ -79,7 +79,7 @@ function tlsErrorInWords(err: NodeJS.ErrnoException): string {
 
 /** Opens a TLS connection as the SDK would and returns what went wrong (a certificate refused either way), if anything. */
 function tlsHandshakeProblem(config: TemporalConfig, timeoutMs = 3000): Promise<string | undefined> {
-  const options = config.tls === true ? {} : (config.tls ?? {});
+  const options = typeof config.tls === 'object' ? config.tls : {};
   const match = /^(.*):(\d+)$/.exec(config.address);
   if (!match) return Promise.resolve(undefined);
   const host = match[1]!.replace(/^\[|\]$/g, '');

@@ -22,8 +22,12 @@ export interface TemporalConfig {
   address: string;
   namespace: string;
   taskQueue: string;
-  /** Absent: plaintext. `true`: TLS with the system's root certificates. */
-  tls?: TLSConfig | true;
+  /**
+   * Absent: plaintext, unless an API key is set (then TLS with the system's root certificates).
+   * `true`: TLS with the system's root certificates. `false`: TLS turned off (`TEMPORAL_TLS=false`,
+   * a profile's `tls.disabled = true`): plaintext even with an API key, as the `temporal` CLI does.
+   */
+  tls?: TLSConfig | boolean;
   /** Sent as `authorization: Bearer <key>` on every call (and turns TLS on unless TLS is disabled). */
   apiKey?: string;
   /** gRPC metadata sent on every call (`TEMPORAL_GRPC_META_*`, a profile's `grpc_meta`). */
@@ -98,6 +102,8 @@ export function loadConnectionConfig(options: LoadConnectionOptions = {}): Tempo
     namespace: connect.namespace || DEFAULT_NAMESPACE,
     taskQueue: env.TEMPORAL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
     ...(tls ? { tls: tls === true ? true : (tls as TLSConfig) } : {}),
+    // Kept only when it matters: the SDKs turn TLS on for an API key unless told `false`.
+    ...(tls === false && apiKey ? { tls: false } : {}),
     ...(apiKey ? { apiKey } : {}),
     ...(metadata && Object.keys(metadata).length ? { metadata } : {}),
     ...(names.includes(profileName ?? 'default')
@@ -114,13 +120,13 @@ export function temporalConfig(env: NodeJS.ProcessEnv = process.env): TemporalCo
 /** The options `Connection.connect` (client) and `NativeConnection.connect` (worker) both take. */
 export function connectionOptions(config: TemporalConfig): {
   address: string;
-  tls?: TLSConfig | true;
+  tls?: TLSConfig | boolean;
   apiKey?: string;
   metadata?: Record<string, string>;
 } {
   return {
     address: config.address,
-    ...(config.tls ? { tls: config.tls } : {}),
+    ...(config.tls !== undefined ? { tls: config.tls } : {}),
     ...(config.apiKey ? { apiKey: config.apiKey } : {}),
     ...(config.metadata ? { metadata: { ...config.metadata } } : {}),
   };

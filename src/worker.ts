@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities, type ActivityDeps } from './activities';
-import { dataConverterFromEnv } from './codec';
+import { PAYLOAD_CONVERTER_PATH, workerDataConverterFromEnv } from './codec';
 import { ensureSearchAttributes } from './server/search-attributes';
 import { ConnectionFailedError, connectFailureReason } from './client';
 import { connectionOptions, temporalConfig, type TemporalConfig } from './config';
@@ -55,8 +55,9 @@ export interface AgentWorkerOptions {
    */
   stickyActivities?: boolean;
   /**
-   * Payload codec and failure converter. Default: `dataConverterFromEnv()` (encrypted payloads when
-   * `DURABLE_AGENT_CODEC_KEYS` is set, Temporal's default converter otherwise).
+   * Payload codec and failure converter. Default: `workerDataConverterFromEnv()` (encrypted payloads
+   * when `DURABLE_AGENT_CODEC_KEYS` is set). Either way the payload converter is the one that turns a
+   * client's undecodable payload into a value the workflow rejects (`PAYLOAD_CONVERTER_PATH`).
    */
   dataConverter?: DataConverter;
   /** Extra Worker options, applied to every Temporal worker this creates (benchmarks, tuning). */
@@ -196,12 +197,15 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     ? `${options.taskQueue}@${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`
     : undefined;
   const activities = createActivities({ ...options.deps, ...(stickyQueue ? { workerQueue: stickyQueue } : {}) });
-  const dataConverter = options.dataConverter ?? dataConverterFromEnv();
-  const bundle = options.workflowBundlePath ?? prebuiltBundlePath(dataConverter?.failureConverterPath !== undefined);
+  const dataConverter: DataConverter = {
+    payloadConverterPath: PAYLOAD_CONVERTER_PATH,
+    ...(options.dataConverter ?? workerDataConverterFromEnv()),
+  };
+  const bundle = options.workflowBundlePath ?? prebuiltBundlePath(dataConverter.failureConverterPath !== undefined);
   const common = {
     connection: options.connection,
     namespace: options.namespace,
-    ...(dataConverter ? { dataConverter } : {}),
+    dataConverter,
     activities,
     // Cancellation reaches an activity only through a heartbeat response: keep the gap short so
     // an interrupt stops running tools and model calls within seconds.

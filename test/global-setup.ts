@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { devServerArgs, freePort, waitUntilReachable } from '../src/server/dev-server';
 import { findTemporalCli } from '../src/server/temporal-cli';
+import { PAYLOAD_CONVERTER_PATH } from '../src/codec';
 
 /**
  * Starts one real Temporal dev server (in memory, headless) and bundles the workflow code once for
@@ -20,6 +21,8 @@ export default async function globalSetup(): Promise<void> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'durable-agent-test-'));
   const { code } = await bundleWorkflowCode({
     workflowsPath: path.resolve(__dirname, '..', 'src', 'workflows'),
+    // As `npm run build` bundles it: a client's undecodable payload is a value the handlers reject.
+    payloadConverterPath: PAYLOAD_CONVERTER_PATH,
     logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} },
   });
   const bundlePath = path.join(dir, 'workflow-bundle.js');

@@ -1,14 +1,33 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { ErrorTypes, MAX_MODEL_RESPONSE_BYTES, jsonBytes, type ModelResponse } from '../shared';
+import {
+  ErrorTypes,
+  MAX_MODEL_RESPONSE_BYTES,
+  MAX_MODEL_VALUE_DEPTH,
+  REFUSED_INPUT_KEY,
+  jsonBytes,
+  nestsDeeperThan,
+  tooDeepInputError,
+  type ModelResponse,
+} from '../shared';
 
 const USAGE_FIELDS = ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens'] as const;
+
+/**
+ * Most tokens one call may report in a usage field: far above any model's context window, and low
+ * enough that a run's totals stay exact integers (below Number.MAX_SAFE_INTEGER) over any number of
+ * calls a run can make. A provider reporting more is answering nonsense.
+ */
+export const MAX_CALL_USAGE_TOKENS = 1_000_000_000;
 
 /**
  * A provider's answer is data from outside: before the run records it, its shape and numbers are
  * checked. Usage must be non-negative whole numbers (else cost and `maxBudgetUsd` would silently
  * stop working): anything else is a malformed response, retried a bounded number of times. An
  * answer larger than a run can record fails once, non-retryably, saying so (asking again would get
- * the same answer, and recording it would exceed Temporal's payload limit).
+ * the same answer, and recording it would exceed Temporal's payload limit). A tool call whose input
+ * nests deeper than MAX_MODEL_VALUE_DEPTH keeps its place with a placeholder input naming the
+ * bound (the workflow answers it with an `is_error` result): such a value overflows the stack of
+ * whatever walks it, from the payload converter to the run's event previews.
  */
 export function checkModelResponse(response: ModelResponse): ModelResponse {
   const problems: string[] = [];
@@ -40,6 +59,8 @@ export function checkModelResponse(response: ModelResponse): ModelResponse {
       const value = usage[field];
       if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
         problems.push(`usage.${field} is ${JSON.stringify(value) ?? 'undefined'}, not a non-negative whole number`);
+      } else if (value > MAX_CALL_USAGE_TOKENS) {
+        problems.push(`usage.${field} is ${value}, more than any call can use (at most ${MAX_CALL_USAGE_TOKENS})`);
       }
     }
   }
@@ -49,6 +70,7 @@ export function checkModelResponse(response: ModelResponse): ModelResponse {
       ErrorTypes.MalformedResponse,
     );
   }
+  response = withBoundedToolInputs(response);
   const bytes = jsonBytes(response);
   if (bytes > MAX_MODEL_RESPONSE_BYTES) {
     throw ApplicationFailure.nonRetryable(
@@ -58,4 +80,16 @@ export function checkModelResponse(response: ModelResponse): ModelResponse {
     );
   }
   return response;
+}
+
+/** The response with every overdeep tool input replaced by the placeholder that names the bound. */
+function withBoundedToolInputs(response: ModelResponse): ModelResponse {
+  const blocks = response.content as unknown as Array<Record<string, unknown>>;
+  if (!blocks.some((b) => 'input' in b && nestsDeeperThan(b.input, MAX_MODEL_VALUE_DEPTH))) return response;
+  const content = blocks.map((b) =>
+    'input' in b && nestsDeeperThan(b.input, MAX_MODEL_VALUE_DEPTH)
+      ? { ...b, input: { [REFUSED_INPUT_KEY]: tooDeepInputError(MAX_MODEL_VALUE_DEPTH) } }
+      : b,
+  );
+  return { ...response, content: content as unknown as ModelResponse['content'] };
 }

@@ -1,7 +1,14 @@
-import { METADATA_ENCODING_KEY, ValueError, type Payload, type PayloadCodec } from '@temporalio/common';
+import {
+  METADATA_ENCODING_KEY,
+  ValueError,
+  type Payload,
+  type PayloadCodec,
+  type SerializationContext,
+} from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { CODEC_KEYS_ENV, type CodecKeys } from './keys';
+import { METADATA_DECODE_ERROR_KEY } from './payload-converter';
 
 /** Metadata `encoding` of an encrypted payload (the value Temporal's encryption samples use). */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
@@ -30,11 +37,20 @@ function isEncrypted(payload: Payload): boolean {
  * `data = IV ‖ ciphertext ‖ tag`, metadata `{encoding: binary/encrypted, encryption-key-id: <id>}`.
  * `decode` picks the key by id, so payloads written before a key rotation still read; payloads that
  * were never encrypted (histories from before the codec) pass through unchanged.
+ *
+ * With `tolerant` (the worker's codec), a workflow-owned payload it cannot decrypt (a start input,
+ * signal, update or query argument from an outside client: garbage ciphertext, an unknown key id)
+ * passes through with the reason in its metadata, for the payload converter to hand the workflow as
+ * an undecodable value: throwing would fail every workflow task of that run. Activity payloads
+ * stay strict, so a worker missing a key fails those tasks until it has the key.
  */
 export class AesGcmCodec implements PayloadCodec {
   private readonly encryptKey: Buffer;
 
-  constructor(private readonly config: CodecKeys) {
+  constructor(
+    private readonly config: CodecKeys,
+    private readonly options: { tolerant?: boolean } = {},
+  ) {
     const key = config.keys.get(config.encryptKeyId);
     if (!key) throw new ValueError(`encrypting key '${config.encryptKeyId}' is not among the codec keys`);
     this.encryptKey = key;
@@ -44,8 +60,18 @@ export class AesGcmCodec implements PayloadCodec {
     return payloads.map((payload) => this.encrypt(payload));
   }
 
-  async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => (isEncrypted(payload) ? this.decrypt(payload) : payload));
+  async decode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
+    const tolerate = this.options.tolerant === true && context?.type === 'workflow';
+    return payloads.map((payload) => {
+      if (!isEncrypted(payload)) return payload;
+      if (!tolerate) return this.decrypt(payload);
+      try {
+        return this.decrypt(payload);
+      } catch (err) {
+        const reason = utf8((err as Error).message);
+        return { ...payload, metadata: { ...payload.metadata, [METADATA_DECODE_ERROR_KEY]: reason } };
+      }
+    });
   }
 
   private encrypt(payload: Payload): Payload {
@@ -99,6 +125,10 @@ export class AesGcmCodec implements PayloadCodec {
         `Encrypted payload (key id '${keyId}') failed authentication: it was altered, or the key with that id is not the one that encrypted it`,
       );
     }
-    return PayloadProto.decode(plaintext);
+    try {
+      return PayloadProto.decode(plaintext);
+    } catch {
+      throw new ValueError(`Encrypted payload (key id '${keyId}') does not hold a payload once decrypted`);
+    }
   }
 }

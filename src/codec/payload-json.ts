@@ -23,12 +23,27 @@ function bytes(value: unknown, where: string): Uint8Array {
   return Buffer.from(value, 'base64');
 }
 
-/** `{payloads: [...]}` from a request body, each payload checked; throws a `PayloadJsonError` naming the rule. */
+/**
+ * `{payloads: [...]}` from a request body, each payload checked; throws a `PayloadJsonError` naming the
+ * rule. No `payloads` field (or `null`) is no payloads: protobuf JSON leaves an empty list out, so the
+ * `temporal` CLI sends `{}` for a query or signal without input.
+ */
 export function payloadsFromJson(body: unknown): Payload[] {
-  if (typeof body !== 'object' || body === null || !Array.isArray((body as { payloads?: unknown }).payloads)) {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new PayloadJsonError('the body must be a JSON object {"payloads": [...]}');
   }
-  return (body as { payloads: unknown[] }).payloads.map((raw, i) => {
+  const unknown = Object.keys(body).filter((k) => k !== 'payloads');
+  if (unknown.length) {
+    throw new PayloadJsonError(
+      `the body must be a JSON object {"payloads": [...]}; unknown field ${JSON.stringify(unknown[0]!.slice(0, 50))}`,
+    );
+  }
+  const list = (body as { payloads?: unknown }).payloads;
+  if (list === undefined || list === null) return [];
+  if (!Array.isArray(list)) {
+    throw new PayloadJsonError('the body must be a JSON object {"payloads": [...]}; "payloads" is not an array');
+  }
+  return list.map((raw, i) => {
     const where = `payloads[${i}]`;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
       throw new PayloadJsonError(`${where} must be an object {"metadata": {...}, "data": "<base64>"}`);

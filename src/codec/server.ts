@@ -17,6 +17,18 @@ export const DEFAULT_CODEC_CORS_ORIGINS: readonly string[] = ['http://localhost:
  * and the UI sends an event's payloads in one request; more than this is not a codec request.
  */
 export const MAX_CODEC_REQUEST_BYTES = 16 * 1024 * 1024;
+/**
+ * Most JSON objects and arrays a request body may hold (counted before it is parsed). Parsing
+ * amplifies memory by object count, not bytes: 16 MiB of `{}` is millions of objects. A payload is
+ * two objects (itself, its metadata), so this leaves room for thousands of payloads.
+ */
+export const MAX_CODEC_JSON_CONTAINERS = 50_000;
+/**
+ * Requests read and answered at once; more get 503 and `Retry-After`. Each may hold up to
+ * MAX_CODEC_REQUEST_BYTES several times over while it is decoded and encoded, so this bounds the
+ * server's memory whatever a client sends.
+ */
+export const MAX_CONCURRENT_CODEC_REQUESTS = 4;
 /** Headers the Web UI and the CLI send: the namespace, the JSON body type, and an access token when passed on. */
 const ALLOWED_HEADERS = 'X-Namespace, Content-Type, Authorization';
 
@@ -56,8 +68,9 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
   const codec = new AesGcmCodec(options.keys);
   const origins = new Set(options.corsOrigins ?? DEFAULT_CODEC_CORS_ORIGINS);
   const host = options.host ?? '127.0.0.1';
+  const busy = { requests: 0 };
   const server = createServer((req, res) => {
-    handle(req, res, codec, origins).catch((err: unknown) => {
+    handle(req, res, codec, origins, busy).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : 500;
       const message = err instanceof Error ? err.message : String(err);
       if (!res.headersSent) sendJson(res, status, { error: message });
@@ -88,6 +101,7 @@ async function handle(
   res: ServerResponse,
   codec: PayloadCodec,
   origins: ReadonlySet<string>,
+  busy: { requests: number },
 ): Promise<void> {
   const origin = req.headers.origin;
   if (origin !== undefined) {
@@ -112,7 +126,29 @@ async function handle(
     res.setHeader('Allow', 'POST, OPTIONS');
     throw new HttpError(405, `${path} takes POST, not ${req.method}`);
   }
+  if (busy.requests >= MAX_CONCURRENT_CODEC_REQUESTS) {
+    res.setHeader('Retry-After', '1');
+    res.setHeader('Connection', 'close');
+    req.resume();
+    throw new HttpError(503, `busy: ${MAX_CONCURRENT_CODEC_REQUESTS} requests are being answered; retry in a second`);
+  }
+  busy.requests += 1;
+  try {
+    await answer(req, res, codec, operation);
+  } finally {
+    busy.requests -= 1;
+  }
+}
+
+async function answer(req: IncomingMessage, res: ServerResponse, codec: PayloadCodec, operation: string) {
   const body = await readBody(req, res);
+  const containers = countContainers(body);
+  if (containers > MAX_CODEC_JSON_CONTAINERS) {
+    throw new HttpError(
+      400,
+      `the body holds ${containers} JSON objects and arrays, more than ${MAX_CODEC_JSON_CONTAINERS}; send fewer payloads per request`,
+    );
+  }
   let json: unknown;
   try {
     json = JSON.parse(body.toString('utf8'));
@@ -133,6 +169,14 @@ async function handle(
     // A payload this codec cannot read (unknown key id, altered bytes) is the request's fault.
     throw new HttpError(400, (err as Error).message);
   }
+}
+
+/** `{` and `[` bytes in the body: an upper bound on the objects and arrays parsing it would make. */
+function countContainers(body: Buffer): number {
+  let count = 0;
+  for (let i = body.indexOf(0x7b); i >= 0; i = body.indexOf(0x7b, i + 1)) count++;
+  for (let i = body.indexOf(0x5b); i >= 0; i = body.indexOf(0x5b, i + 1)) count++;
+  return count;
 }
 
 /**

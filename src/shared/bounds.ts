@@ -59,7 +59,7 @@ export function cutBytes(text: string, maxBytes: number, marker = '…'): string
 export function previewInput(input: unknown, maxChars: number): unknown {
   if (typeof input === 'string') return cutChars(input, maxChars);
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    return cutChars(JSON.stringify(input ?? null) ?? 'null', maxChars);
+    return cutChars(shortJson(input ?? null), maxChars);
   }
   const out: Record<string, unknown> = {};
   const entries = Object.entries(input as Record<string, unknown>);
@@ -67,8 +67,63 @@ export function previewInput(input: unknown, maxChars: number): unknown {
     const name = cutChars(key, 100);
     if (typeof value === 'string') out[name] = cutChars(value, maxChars);
     else if (typeof value === 'number' || typeof value === 'boolean' || value === null) out[name] = value;
-    else out[name] = cutChars(JSON.stringify(value) ?? 'null', maxChars);
+    else out[name] = cutChars(shortJson(value), maxChars);
   }
   if (entries.length > 20) out['…'] = `${entries.length - 20} more fields`;
   return out;
+}
+
+/** JSON for a preview; a value nested too deep to serialize is named, not thrown. */
+function shortJson(value: unknown): string {
+  if (nestsDeeperThan(value, MAX_MODEL_VALUE_DEPTH)) return `(nested deeper than ${MAX_MODEL_VALUE_DEPTH} levels)`;
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * How deep a value the model sends (a native tool call's input, text-protocol parameters) may nest.
+ * Workflow code walks these values recursively (previews, sizes, payload conversion); far deeper
+ * nesting overflows the stack in every workflow task that touches it. Real tool schemas nest a few
+ * levels.
+ */
+export const MAX_MODEL_VALUE_DEPTH = 64;
+
+/**
+ * Key of the placeholder input that stands in for a native tool call's input the model activity
+ * refused (too deep to record): `{ [REFUSED_INPUT_KEY]: "<why>" }`. The workflow answers such a
+ * call with an `is_error` result carrying the reason instead of running it.
+ */
+export const REFUSED_INPUT_KEY = '_durable_agent_refused_input';
+
+/**
+ * Whether `value` nests deeper than `maxDepth` arrays/objects. Iterative (an explicit stack), so
+ * it cannot itself overflow on the values it exists to catch; stops at the first level too deep.
+ */
+export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth + 1 > maxDepth) return true;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/** The `is_error` text for a tool call whose input nests deeper than the bound. */
+export function tooDeepInputError(maxDepth: number = MAX_MODEL_VALUE_DEPTH): string {
+  return (
+    `Error: this tool call was not run: its input nests deeper than ${maxDepth} levels of arrays and objects, ` +
+    'the bound on what a model may send. Call the tool again with a flatter input.'
+  );
+}
+
+/** Why a tool call's input cannot be run (refused by the model activity, or too deep), else undefined. */
+export function unrunnableInput(input: unknown): string | undefined {
+  if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
+    const refused = (input as Record<string, unknown>)[REFUSED_INPUT_KEY];
+    if (typeof refused === 'string') return refused;
+  }
+  return nestsDeeperThan(input, MAX_MODEL_VALUE_DEPTH) ? tooDeepInputError() : undefined;
 }

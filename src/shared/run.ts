@@ -9,6 +9,7 @@ import {
 } from './constants';
 import { runTimeoutsSchema } from './run-timeouts';
 import { mcpServersSchema } from './mcp';
+import { ACCEPTED_ENCODING_HINT, describeUndecodable, isUndecodable } from './undecodable';
 import type { ConversationSnapshot } from './conversation';
 import type { StopReason, Usage } from './messages';
 
@@ -279,6 +280,12 @@ export function formatZodError(error: z.ZodError): string {
 export function parseRunInput(
   raw: unknown,
 ): { ok: true; input: z.output<typeof agentRunInputSchema> } | { ok: false; error: string } {
+  if (isUndecodable(raw)) {
+    return {
+      ok: false,
+      error: `Invalid run input: the input is ${describeUndecodable(raw)}; ${ACCEPTED_ENCODING_HINT}`,
+    };
+  }
   const parsed = agentRunInputSchema.safeParse(raw);
   if (parsed.success) return { ok: true, input: parsed.data };
   return { ok: false, error: `Invalid run input: ${formatZodError(parsed.error)}` };

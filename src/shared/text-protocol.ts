@@ -24,8 +24,16 @@ export type ParsedToolReply =
   | { kind: 'call'; name: string; input: Record<string, unknown>; raw: string }
   /** No block: the text (or the content of `<final_answer>`), trimmed, is the answer. */
   | { kind: 'final'; text: string }
-  /** A block that cannot be run. `observation` is the complete user message to send back. */
-  | { kind: 'malformed'; observation: string };
+  /**
+   * A block that cannot be run. `observation` is the complete user message to send back;
+   * `overBound`: the parameters nest deeper than `maxDepth`.
+   */
+  | { kind: 'malformed'; observation: string; overBound?: true };
+
+export interface ParseOptions {
+  /** Parameters nesting deeper than this many arrays/objects are refused (malformed, `overBound`). */
+  maxDepth?: number;
+}
 
 /** The call format, shown in the instructions and in every malformed-block observation. */
 export const TOOL_CALL_FORMAT =
@@ -72,7 +80,11 @@ export function renderToolDefinitions(specs: readonly TextToolSpec[]): string {
  * tolerated when the name and parameters are complete (output cut at a stop sequence); missing
  * `<parameters>` means `{}`. The JSON is scanned string-aware, so parameters may contain any tag.
  */
-export function parseToolReply(text: string, toolNames: readonly string[]): ParsedToolReply {
+export function parseToolReply(
+  text: string,
+  toolNames: readonly string[],
+  options: ParseOptions = {},
+): ParsedToolReply {
   const open = findTag(text, 'tool_code', 0, false);
   const finalOpen = findTag(text, 'final_answer', 0, false);
   if (finalOpen && (!open || finalOpen.start < open.start)) {
@@ -81,8 +93,11 @@ export function parseToolReply(text: string, toolNames: readonly string[]): Pars
   }
   if (!open) return { kind: 'final', text: text.trim() };
 
-  const block = readBlock(text, open.end);
-  if ('error' in block) return malformed(block.error, toolNames);
+  const block = readBlock(text, open.end, options.maxDepth ?? Infinity);
+  if ('error' in block) {
+    const reply = malformed(block.error, toolNames);
+    return block.overBound && reply.kind === 'malformed' ? { ...reply, overBound: true } : reply;
+  }
   if (findTag(text, 'tool_code', block.end, false)) {
     return malformed('the reply holds more than one <tool_code> block; call one tool per reply', toolNames);
   }
@@ -94,10 +109,13 @@ export function parseToolReply(text: string, toolNames: readonly string[]): Pars
 }
 
 /** The user message that carries a tool's result back to the model. */
-export function formatObservation(name: string, content: string, isError: boolean): string {
+export function formatObservation(name: string, content: string, isError: boolean, strictEscape = true): string {
   const status = isError ? ' status="error"' : '';
-  // Tool output is data: it cannot close the observation and forge another one (DESIGN.md §8).
-  const safe = content.replace(/<\/observation/gi, '<\\/observation');
+  // Tool output is data: it cannot close the observation and forge another one, however it spells
+  // the closing tag (`</ observation>`, `< /OBSERVATION >`). Runs recorded before escaped only `</observation`.
+  const safe = strictEscape
+    ? content.replace(/<\s*\/\s*observation/gi, '<\\/observation')
+    : content.replace(/<\/observation/gi, '<\\/observation');
   return `<observation tool="${escapeAttribute(name)}"${status}>\n${safe}\n</observation>`;
 }
 
@@ -108,8 +126,10 @@ interface Block {
   end: number;
 }
 
+type BlockError = { error: string; overBound?: true };
+
 /** Reads the elements of a `<tool_code>` block that starts at `from`. */
-function readBlock(text: string, from: number): Block | { error: string } {
+function readBlock(text: string, from: number, maxDepth: number): Block | BlockError {
   let name: string | undefined;
   let input: Record<string, unknown> | undefined;
   let pos = from;
@@ -130,7 +150,7 @@ function readBlock(text: string, from: number): Block | { error: string } {
       pos = close.end;
     } else if (tag?.name === 'parameters' && !tag.closing) {
       if (input !== undefined) return { error: 'the block has more than one <parameters> element' };
-      const params = readParameters(text, tag.end);
+      const params = readParameters(text, tag.end, maxDepth);
       if ('error' in params) return params;
       input = params.input;
       pos = params.end;
@@ -147,7 +167,8 @@ function readBlock(text: string, from: number): Block | { error: string } {
 function readParameters(
   text: string,
   from: number,
-): { input: Record<string, unknown>; end: number } | { error: string } {
+  maxDepth: number,
+): { input: Record<string, unknown>; end: number } | BlockError {
   let start = skipSpace(text, from);
   if (text.startsWith('```', start)) {
     const eol = text.indexOf('\n', start);
@@ -155,7 +176,13 @@ function readParameters(
   }
   const close = findTag(text, 'parameters', start, true);
   if (close && skipSpace(text, start) === close.start) return { input: {}, end: close.end };
-  const jsonEnd = text[start] === '{' ? scanJsonObject(text, start) : -1;
+  const jsonEnd = text[start] === '{' ? scanJsonObject(text, start, maxDepth) : -1;
+  if (jsonEnd === TOO_DEEP) {
+    return {
+      error: `the parameters nest deeper than ${maxDepth} levels of arrays and objects, the bound on a tool's input; send a flatter object`,
+      overBound: true,
+    };
+  }
   if (jsonEnd < 0) {
     if (!close) return { error: 'the <parameters> element has no closing </parameters> tag' };
     return { error: `the parameters are not one JSON object: ${describeJsonError(text.slice(start, close.start))}` };
@@ -184,11 +211,15 @@ function describeJsonError(slice: string): string {
   }
 }
 
+/** `scanJsonObject`'s answer when the object nests deeper than allowed. */
+const TOO_DEEP = -2;
+
 /**
  * Index just past the `}` that closes the object opening at `start`, skipping braces inside
- * strings; -1 when the text ends first. Linear: one pass, no backtracking.
+ * strings; -1 when the text ends first, TOO_DEEP when it nests deeper than `maxDepth`. Linear:
+ * one pass, no backtracking.
  */
-function scanJsonObject(text: string, start: number): number {
+function scanJsonObject(text: string, start: number, maxDepth: number): number {
   let depth = 0;
   let inString = false;
   for (let i = start; i < text.length; i++) {
@@ -200,6 +231,7 @@ function scanJsonObject(text: string, start: number): number {
       inString = true;
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       depth++;
+      if (depth > maxDepth) return TOO_DEEP;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
       depth--;
       if (depth === 0) return i + 1;

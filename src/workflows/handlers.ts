@@ -11,6 +11,7 @@ import {
   type AgentRunState,
   type RunEventInput,
 } from '../shared';
+import { describeUndecodable, isUndecodable, ACCEPTED_ENCODING_HINT } from '../shared/undecodable';
 import type { Approvals } from './approvals';
 import { describe } from './validation';
 import type { EventLog } from './events';
@@ -65,7 +66,7 @@ export function registerHandlers(ctx: HandlerContext): void {
     { description: 'The run now: status, iteration, usage, cost, running tools, pending approvals. No argument.' },
   );
 
-  setHandler(eventsQuery, (arg?: unknown) => events.page(arg), {
+  setHandler(eventsQuery, (arg?: unknown) => events.page(decodable(arg)), {
     description:
       'Progress events after a cursor: {"after"?: number} (default 0, from the start). Returns {events, cursor, ' +
       'truncated}; pass `cursor` back as `after`. Pages are bounded in count and bytes.',
@@ -74,6 +75,10 @@ export function registerHandlers(ctx: HandlerContext): void {
   setHandler(
     interruptSignal,
     (arg?: unknown) => {
+      if (isUndecodable(arg)) {
+        ctx.emit({ kind: 'notice', message: `interrupt ignored: its argument is ${describeUndecodable(arg)}` });
+        return;
+      }
       const reason = reasonOf(arg) ?? (ctx.hardened ? undefined : '');
       if (reason === undefined) {
         ctx.emit({
@@ -90,8 +95,14 @@ export function registerHandlers(ctx: HandlerContext): void {
     { description: 'Stops the run and returns what it has: {"reason"?: string}, or no argument.' },
   );
 
-  setDefaultSignalHandler((name) => {
-    ctx.emit({ kind: 'notice', message: `ignored unknown signal '${cutChars(String(name), 100)}'` });
+  setDefaultSignalHandler((name, ...args: unknown[]) => {
+    const undecodable = args.find(isUndecodable);
+    ctx.emit({
+      kind: 'notice',
+      message:
+        `ignored unknown signal '${cutChars(String(name), 100)}'` +
+        (undecodable ? `; its argument is ${describeUndecodable(undecodable)}` : ''),
+    });
   });
 
   setHandler(
@@ -103,7 +114,7 @@ export function registerHandlers(ctx: HandlerContext): void {
       return { pendingMessages: inbox.count, iteration: state.iteration };
     },
     {
-      validator: (arg: unknown) => inbox.validate(arg, state.finalStatus),
+      validator: (arg: unknown) => inbox.validate(decodable(arg), state.finalStatus),
       description:
         'Adds a user message {"message": string}; the run takes it at its next iteration boundary (a waiting ' +
         'session at once). Returns {pendingMessages, iteration}.',
@@ -111,11 +122,11 @@ export function registerHandlers(ctx: HandlerContext): void {
   );
 
   setHandler(approveToolUpdate, (arg: unknown) => approvals.decide(arg, true), {
-    validator: (arg: unknown) => approvals.validate(arg),
+    validator: (arg: unknown) => approvals.validate(decodable(arg)),
     description: 'Lets a tool call that waits for approval run: {"toolUseId": string}.',
   });
   setHandler(denyToolUpdate, (arg: unknown) => approvals.decide(arg, false), {
-    validator: (arg: unknown) => approvals.validate(arg),
+    validator: (arg: unknown) => approvals.validate(decodable(arg)),
     description: 'Refuses a tool call that waits for approval: {"toolUseId": string, "reason"?: string}.',
   });
 
@@ -127,6 +138,7 @@ export function registerHandlers(ctx: HandlerContext): void {
     },
     {
       validator: (arg: unknown) => {
+        decodable(arg);
         if (
           arg !== undefined &&
           arg !== null &&
@@ -143,6 +155,15 @@ export function registerHandlers(ctx: HandlerContext): void {
       description: 'Ends a session that waits for input; the run completes with its last answer. No argument ({}).',
     },
   );
+}
+
+/**
+ * The argument, unless no converter could decode it: then an error saying so, which rejects an
+ * update in its validator and fails a query (neither leaves a trace in history).
+ */
+function decodable(arg: unknown): unknown {
+  if (isUndecodable(arg)) throw new Error(`the argument is ${describeUndecodable(arg)}; ${ACCEPTED_ENCODING_HINT}`);
+  return arg;
 }
 
 /**

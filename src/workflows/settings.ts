@@ -15,6 +15,7 @@ import {
   type Permission,
 } from '../shared';
 import { mcpServerKey } from '../shared/mcp';
+import { describeUndecodable, isUndecodable } from '../shared/undecodable';
 
 /** Which code paths a run's history was recorded with: each patch marks a change in the commands it produces. */
 export interface PatchFlags {
@@ -55,6 +56,11 @@ export type ParsedInput = Extract<ReturnType<typeof parseRunInput>, { ok: true }
  * carry it.
  */
 export function validatedInput(rawInput: AgentRunInput): ParsedInput {
+  if (isUndecodable(rawInput) && workflowInfo().continuedFromExecutionRunId) {
+    // This input was written by the run's previous execution, not a client: most likely this worker
+    // lacks a codec key another worker has. Failing the task lets a worker with the key take it.
+    throw new Error(`this execution's input (carried over by continue-as-new) is ${describeUndecodable(rawInput)}`);
+  }
   const parsed = parseRunInput(rawInput);
   if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.error, ErrorTypes.InvalidInput);
   const input = parsed.input;

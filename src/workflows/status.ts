@@ -106,8 +106,9 @@ export function renderDetails(
   const cost = state.costUsd === null ? 'unknown' : `${state.costUsd.toFixed(4)} USD`;
   const approvals = view.pendingApprovals();
   const warning = view.warning?.();
-  // Paths come from the workspace: shown with safe characters only, so they cannot inject markdown.
-  const context = view.context?.()?.replace(/[^A-Za-z0-9._:/ ,·-]/g, '_');
+  // Paths come from the workspace: shown with safe characters only, so they cannot inject markdown
+  // (`+` and `…` are safe mid-line: "+2 more", a cut path).
+  const context = view.context?.()?.replace(/[^A-Za-z0-9._:/ ,·+…-]/g, '_');
   const running = state.activeTools.size ? [...state.activeTools.values()].map(safeName).join(', ') : '-';
   const lines = [
     ...(approvals.length

@@ -55,6 +55,17 @@ export function classifyTurn(response: ModelResponse, explicitUnknown = true): T
   }
 }
 
+/**
+ * Tool calls in a turn that stopped at a stop sequence or without a stop reason. `classifyTurn`
+ * reads such a turn as the answer, as runs recorded before did; its tool calls are still what the
+ * model asked for, and left unanswered they make the next request invalid (every tool_use needs its
+ * tool_result), so the loop runs them (see turn.ts).
+ */
+export function toolCallsAtQuietStop(response: ModelResponse): ToolUseBlock[] {
+  if (response.stopReason !== 'stop_sequence' && response.stopReason !== null) return [];
+  return response.content.filter(isToolUse);
+}
+
 /** The user message that asks the model to go on after a text answer was cut at `max_tokens`. */
 export const CONTINUE_AFTER_MAX_TOKENS =
   'Your previous response was cut off because it reached the max_tokens limit. Continue exactly where you stopped.';

@@ -1,4 +1,4 @@
-import { condition, log, workflowInfo } from '@temporalio/workflow';
+import { condition, log, patched, workflowInfo } from '@temporalio/workflow';
 import {
   thinkingOf,
   textOf,
@@ -7,13 +7,19 @@ import {
   type ModelResponse,
   type RunEventInput,
 } from '../shared';
-import { formatObservation, parseToolReply } from '../shared/text-protocol';
 import type { Conversation } from './conversation';
 import type { Hooks } from './hooks';
 import type { Inbox } from './inbox';
 import type { RunState } from './run-state';
 import type { ToolDispatch } from './tool-dispatch';
-import { CONTINUE_AFTER_MAX_TOKENS, DONE_TOOL_NUDGE, classifyTurn, truncatedToolCallError } from './turn-outcome';
+import { TOOLS_AT_ANY_STOP, observationOf, parseBoundedReply, runBoundedTurn } from './bounded-turn';
+import {
+  CONTINUE_AFTER_MAX_TOKENS,
+  DONE_TOOL_NUDGE,
+  classifyTurn,
+  toolCallsAtQuietStop,
+  truncatedToolCallError,
+} from './turn-outcome';
 
 /** Ends the loop with a given exit reason; never escapes the workflow. */
 export class LoopExit {
@@ -65,6 +71,14 @@ export class TurnHandler {
   async handle(response: ModelResponse): Promise<LoopExit | undefined> {
     const { state, conversation, emit } = this.c;
     let outcome = classifyTurn(response, this.c.hardened);
+    const quietStopCalls = toolCallsAtQuietStop(response);
+    if (outcome.kind === 'final' && !this.c.textTools && quietStopCalls.length > 0 && patched(TOOLS_AT_ANY_STOP)) {
+      emit({
+        kind: 'notice',
+        message: `stop reason ${response.stopReason === null ? 'null' : `'${response.stopReason}'`} with tool calls; running them`,
+      });
+      outcome = { kind: 'tools', toolUses: quietStopCalls };
+    }
     // An answer's text is carried once, by the `answer` event (a cut answer's first part included).
     const answering =
       outcome.kind === 'final' || (outcome.kind === 'truncated' && outcome.toolUses.length === 0 && !this.c.textTools);
@@ -86,7 +100,7 @@ export class TurnHandler {
           });
         }
         state.textPrefix = '';
-        const { results, doneSummary } = await this.c.tools.runTurn(outcome.toolUses);
+        const { results, doneSummary } = await runBoundedTurn(this.c.tools, outcome.toolUses, emit);
         conversation.append({ role: 'user', content: results });
         return doneSummary !== undefined ? this.finishTurn(doneSummary) : undefined;
       }
@@ -156,7 +170,7 @@ export class TurnHandler {
    */
   private async textToolTurn(text: string): Promise<{ exit: LoopExit | undefined } | { answer: string }> {
     const { state, conversation, emit } = this.c;
-    const parsed = parseToolReply(text, this.c.textTools ?? []);
+    const parsed = parseBoundedReply(text, this.c.textTools ?? []);
     if (parsed.kind === 'final') return { answer: parsed.text };
     // Not the answer after all: the turn's text is narrated like any other turn's.
     if (this.c.perMessage && !this.c.requireDone) emit({ kind: 'text', iteration: state.iteration, text: text.trim() });
@@ -176,7 +190,7 @@ export class TurnHandler {
     const result = results[0]!;
     conversation.append({
       role: 'user',
-      content: formatObservation(parsed.name, result.content, result.is_error === true),
+      content: observationOf(parsed.name, result.content, result.is_error === true),
     });
     return { exit: doneSummary !== undefined ? await this.finishTurn(doneSummary) : undefined };
   }

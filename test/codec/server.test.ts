@@ -1,8 +1,15 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import { AesGcmCodec, parseCodecKeys } from '../../src/codec';
 import { payloadsFromJson, payloadsToJson } from '../../src/codec/payload-json';
-import { MAX_CODEC_REQUEST_BYTES, startCodecServer, type CodecServer } from '../../src/codec/server';
+import {
+  MAX_CODEC_JSON_CONTAINERS,
+  MAX_CONCURRENT_CODEC_REQUESTS,
+  MAX_CODEC_REQUEST_BYTES,
+  startCodecServer,
+  type CodecServer,
+} from '../../src/codec/server';
 
 /** The remote codec protocol over real HTTP, as the Web UI and `temporal --codec-endpoint` speak it. */
 describe('codec server', () => {
@@ -107,6 +114,55 @@ describe('codec server', () => {
     const res = await post('/decode', body);
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toMatch(message);
+  });
+
+  test('the empty body {} the temporal CLI sends for a query or signal without input → 200 and no payloads', async () => {
+    for (const path of ['/decode', '/encode']) {
+      const res = await post(path, '{}');
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ payloads: [] });
+    }
+    const res = await post('/decode', '{"payloads": null}');
+    expect(res.status).toBe(200);
+  });
+
+  test('a body of many tiny objects is refused before it is parsed (memory grows with objects, not bytes)', async () => {
+    const many = `{"payloads":[${'{},'.repeat(MAX_CODEC_JSON_CONTAINERS)}{}]}`;
+    const res = await post('/decode', many);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toContain(`more than ${MAX_CODEC_JSON_CONTAINERS}`);
+    const fits = `{"payloads":[${'{},'.repeat(MAX_CODEC_JSON_CONTAINERS / 2 - 10)}{}]}`;
+    expect((await post('/encode', fits)).status).toBe(200);
+  });
+
+  test(`more than ${MAX_CONCURRENT_CODEC_REQUESTS} requests at once: the next gets 503 with Retry-After, and all go on after`, async () => {
+    const { hostname, port } = new URL(server.url);
+    // Requests whose bodies have not finished arriving hold their slots.
+    const slow = Array.from({ length: MAX_CONCURRENT_CODEC_REQUESTS }, () => {
+      const req = request({
+        hostname,
+        port,
+        path: '/decode',
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+      });
+      const status = new Promise<number>((resolve, reject) => {
+        req.on('response', (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+      });
+      req.write('{"payloads": ');
+      return { req, status };
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const refused = await post('/decode', { payloads: [] });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    for (const s of slow) s.req.end('[]}');
+    expect(await Promise.all(slow.map((s) => s.status))).toEqual(slow.map(() => 200));
+    expect((await post('/decode', { payloads: [] })).status).toBe(200);
   });
 
   test('a payload the keys cannot read → 400 naming the key id', async () => {

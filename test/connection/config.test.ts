@@ -87,7 +87,7 @@ test('environment variables as the temporal CLI reads them; empty values mean un
   expect(config).toMatchObject({ address: 'temporal.example:7233', namespace: 'agents', taskQueue: 'q1' });
   expect(config.apiKey).toBeUndefined();
   expect(config.metadata).toEqual({ 'x-tenant': 'acme' });
-  const tls = config.tls === true ? {} : config.tls;
+  const tls = typeof config.tls === 'object' ? config.tls : undefined;
   expect(Buffer.from(tls?.serverRootCACertificate ?? []).toString()).toBe(readFileSync(pki.caCert, 'utf8'));
   expect(Buffer.from(tls?.clientCertPair?.crt ?? []).toString()).toBe(readFileSync(pki.clientCert, 'utf8'));
   expect(Buffer.from(tls?.clientCertPair?.key ?? []).toString()).toBe(readFileSync(pki.clientKey, 'utf8'));
@@ -101,7 +101,11 @@ test('an API key turns TLS on (system CAs) unless TEMPORAL_TLS=false, and is nev
   expect(connectionOptions(cloud)).toEqual({ address: 'x.tmprl.cloud:7233', tls: true, apiKey: 'secret-key-123' });
   expect(describeConnection(cloud)).toBe('x.tmprl.cloud:7233 (namespace default, TLS: system CAs, API key)');
   const plain = load({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'FALSE' });
-  expect(plain.tls).toBeUndefined();
+  // Kept as false: the SDKs would otherwise turn TLS on for the API key.
+  expect(plain.tls).toBe(false);
+  expect(connectionOptions(plain)).toEqual({ address: '127.0.0.1:7233', tls: false, apiKey: 'k' });
+  expect(describeConnection(plain)).toBe('127.0.0.1:7233 (namespace default, API key)');
+  expect(load({ TEMPORAL_TLS: 'false' }).tls).toBeUndefined();
   expect(mayStartEmbeddedServer(plain)).toBe(false);
   expect(load({ TEMPORAL_TLS: '1' }).tls).toBeTruthy();
   expect(load({ TEMPORAL_TLS: '' }).tls).toBeUndefined();

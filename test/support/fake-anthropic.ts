@@ -386,9 +386,11 @@ function sseEvents(m: Omit<FakeMessage, 'kind'>, info: RequestInfo): string[] {
       }
       case 'tool_use':
       case 'server_tool_use': {
-        const json = JSON.stringify(block.input ?? {});
+        // `input_json`: the input as raw JSON text, for values JSON.stringify cannot write (20,000 levels deep).
+        const { input_json: rawJson, ...started } = block as typeof block & { input_json?: string };
+        const json = rawJson ?? JSON.stringify(block.input ?? {});
         events.push(
-          sse('content_block_start', { type: 'content_block_start', index, content_block: { ...block, input: {} } }),
+          sse('content_block_start', { type: 'content_block_start', index, content_block: { ...started, input: {} } }),
         );
         for (const piece of split(json)) {
           events.push(
