@@ -148,7 +148,10 @@ export function unknownToolWarnings(settings: LoadedSettings, toolNames: readonl
   const warnings: string[] = [];
   for (const event of TOOL_EVENTS) {
     for (const hook of settings.hooks[event] ?? []) {
-      const unknown = (matcherNames(hook.matcher) ?? []).filter((n) => !toolNames.includes(n));
+      // MCP tools (`mcp__<server>__<tool>`) are known only per run, from its servers: not warned about here.
+      const unknown = (matcherNames(hook.matcher) ?? []).filter(
+        (n) => !toolNames.includes(n) && !n.startsWith('mcp__'),
+      );
       if (unknown.length) {
         const line = `${settings.file}: ${event} matcher '${hook.matcher}' names no tool of this worker (${unknown.join(', ')}); tools: ${toolNames.join(', ')}. Matchers are case-sensitive.`;
         if (!warnings.includes(line)) warnings.push(line);

@@ -50,7 +50,9 @@ export async function renderMarkdown(t: Transcript, write: Write): Promise<void>
 /** `Assembled from: default, AGENTS.md (1.2 KiB), …` from the context's sources. */
 function sourcesLine(sources: unknown[] | undefined): string | undefined {
   const names = (sources ?? []).map((s) => {
-    const source = (s ?? {}) as { kind?: unknown; path?: unknown; title?: unknown };
+    const source = (s ?? {}) as { kind?: unknown; path?: unknown; title?: unknown; name?: unknown };
+    // MCP servers ride along in the sources (docs/mcp.md): named as the model sees their tools.
+    if (source.kind === 'mcp_server') return `\`mcp__${oneLine(String(source.name ?? '?'))}\``;
     const name = typeof source.path === 'string' ? source.path : String(source.title ?? source.kind ?? '?');
     return `\`${oneLine(name)}\``;
   });
