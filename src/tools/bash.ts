@@ -201,7 +201,7 @@ async function runSpawned(command: string, ctx: ToolContext, call: SpawnedCall):
   const limits = reservation?.limits ?? { maxProcesses: 0, tmpBytes: 0, shmBytes: 0 };
   const { child } = spawnShell(command, { workspace: cwd, network: ctx.network === true, sandbox, limits });
   const pid = child.pid;
-  if (pid !== undefined) processRegistry.track(pid, sandbox.mode === 'bwrap');
+  if (pid !== undefined) processRegistry.track(pid, sandbox.mode === 'bwrap', reservation?.members);
 
   const headMax = Math.floor(options.maxOutputChars / 2);
   const spill = new StreamingSpill(cwd, ctx.toolUseId);
@@ -270,7 +270,7 @@ async function runSpawned(command: string, ctx: ToolContext, call: SpawnedCall):
   const text = output.toString();
   const body = text === '' ? '(no output)' : text.endsWith('\n') ? text.slice(0, -1) : text;
   const warning = sandbox.mode === 'off' ? `\n${UNSANDBOXED_NOTE}` : '';
-  const failed = stopReason !== undefined || exit.code !== 0;
+  const failed = stopReason !== undefined || exit.code !== 0 || reservation?.limitReached() === true;
   const limitNote = reservation?.limitNote(failed);
   const notes = `${limitNote ? `\n${limitNote}` : ''}${warning}`;
   if (stopReason === 'timeout') {

@@ -6,6 +6,10 @@ import type { ToolContext } from '../types';
 /** What a call holds while it runs: its share of the tmpfs budget and, where there is one, its cgroup. */
 export interface CallReservation {
   limits: CallLimits;
+  /** The call's processes, when its cgroup can list them. */
+  members?: () => number[];
+  /** True when a fork failed because the call was at its process limit (known with a cgroup only). */
+  limitReached(): boolean;
   /** A note for the result when the call ran into a limit, or undefined. */
   limitNote(failed: boolean): string | undefined;
   /** Gives the share back and removes the cgroup; call once the call's processes are gone. */
@@ -53,9 +57,11 @@ export async function reserveCall(
       shmBytes: grant.shmBytes,
       ...(cgroup ? { cgroupProcs: cgroup.procsFile } : {}),
     },
+    ...(cgroup ? { members: () => (cgroup as CallCgroup).members() } : {}),
+    limitReached: () => (cgroup ? cgroup.limitHits() > 0 : false),
     limitNote(failed) {
       const notes: string[] = [];
-      if (cgroup && cgroup.limitHits() > 0) {
+      if (reservation.limitReached()) {
         notes.push(
           `The command reached the sandbox's limit of ${maxProcesses} processes per call: some forks failed ` +
             '(Resource temporarily unavailable).',

@@ -45,7 +45,7 @@ function pidsHierarchies(): Hierarchy[] {
   });
   const found: Hierarchy[] = [];
   for (const line of membership.split('\n')) {
-    const [, controllers = '', own = ''] = /^(\d+):([^:]*):(.*)$/.exec(line) ?? [];
+    const [, , controllers = '', own = ''] = /^(\d+):([^:]*):(.*)$/.exec(line) ?? [];
     if (!own) continue;
     if (controllers === '') {
       const mount = mounts.find((m) => m.type === 'cgroup2');
@@ -167,6 +167,18 @@ export class CallCgroup {
   /** Where the launcher writes its own pid to join the cgroup before starting bubblewrap. */
   get procsFile(): string {
     return path.join(this.dir, 'cgroup.procs');
+  }
+
+  /** The pids of the processes in the cgroup now (as the host sees them). */
+  members(): number[] {
+    try {
+      return readFileSync(this.procsFile, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+        .map(Number);
+    } catch {
+      return [];
+    }
   }
 
   /** How many times a fork failed because the call was at its limit. */

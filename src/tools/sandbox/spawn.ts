@@ -41,6 +41,33 @@ export interface ShellSpawn {
 }
 
 /**
+ * The arguments of `/bin/bash` (the launcher) that run `command` in bubblewrap at `bwrap` within
+ * the call's limits. Started from the workspace with {@link bwrapProcessEnv} as its environment.
+ */
+export function sandboxedShellArgs(
+  command: string,
+  bwrap: string,
+  options: { workspace: string; network: boolean; limits: CallLimits },
+): string[] {
+  const { limits } = options;
+  const spec = { workspace: options.workspace, network: options.network, ...limits };
+  return [
+    '-c',
+    LAUNCHER,
+    limits.cgroupProcs ?? '',
+    bwrap,
+    ...bwrapArgs(spec),
+    '--',
+    '/bin/bash',
+    '-c',
+    LIMITER,
+    'durable-agent-sandbox',
+    String(limits.maxProcesses),
+    command,
+  ];
+}
+
+/**
  * Starts `bash -c command` in the workspace, in its own process group, with stdin empty: inside
  * bubblewrap when the status says so, otherwise directly (`off`). `unavailable` never gets here.
  */
@@ -49,22 +76,7 @@ export function spawnShell(
   options: { workspace: string; network: boolean; sandbox: SandboxStatus; limits: CallLimits },
 ): ShellSpawn {
   if (options.sandbox.mode === 'bwrap' && options.sandbox.bwrap) {
-    const { limits } = options;
-    const spec = { workspace: options.workspace, network: options.network, ...limits };
-    const args = [
-      '-c',
-      LAUNCHER,
-      limits.cgroupProcs ?? '',
-      options.sandbox.bwrap,
-      ...bwrapArgs(spec),
-      '--',
-      '/bin/bash',
-      '-c',
-      LIMITER,
-      'durable-agent-sandbox',
-      String(limits.maxProcesses),
-      command,
-    ];
+    const args = sandboxedShellArgs(command, options.sandbox.bwrap, options);
     const child = spawn('/bin/bash', args, {
       cwd: options.workspace,
       env: bwrapProcessEnv(),
