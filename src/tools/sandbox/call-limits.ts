@@ -120,4 +120,3 @@ export async function reserveWithin(
     ctx.signal.removeEventListener('abort', onAbort);
   }
 }
-
