@@ -56,6 +56,18 @@ function presentEtcEntries(): string[] {
   return etcPresent;
 }
 
+/**
+ * /proc files the sandbox's own /proc would still show of the host: the names of the keys the
+ * worker's user may view (`/proc/keys`) and the key counts per user. Covered with /dev/null (which
+ * /proc, mounted `nodev`, cannot open: reading them is refused). Only those this kernel has.
+ */
+const MASKED_PROC_FILES = ['/proc/keys', '/proc/key-users'];
+let procMasks: string[] | undefined;
+function maskedProcFiles(): string[] {
+  procMasks ??= MASKED_PROC_FILES.filter((p) => existsSync(p));
+  return procMasks;
+}
+
 /** Where this worker's bwrap is, or undefined when there is none. */
 export function findBwrap(envPath = process.env.PATH ?? ''): string | undefined {
   const dirs = envPath.split(':').filter((d) => path.isAbsolute(d));
@@ -157,6 +169,7 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
     ...presentEtcEntries().flatMap((p) => ['--ro-bind-try', p, p]),
     '--proc',
     '/proc',
+    ...maskedProcFiles().flatMap((p) => ['--ro-bind', '/dev/null', p]),
     '--dev',
     '/dev',
     '--size',

@@ -32,10 +32,11 @@ export interface SandboxStatus {
 
 /** Reads the setting; an unknown value is an error that names the variable and the valid values. */
 export function sandboxSetting(env: NodeJS.ProcessEnv = process.env): SandboxSetting {
-  const raw = (env[SANDBOX_ENV_VAR] ?? '').trim().toLowerCase();
+  const raw = env[SANDBOX_ENV_VAR] ?? '';
   if (raw === '') return 'bwrap';
+  // Exactly as documented: `OFF`, ` off` or `0` are not guessed at (bash then refuses every command).
   if ((SANDBOX_MODES as readonly string[]).includes(raw)) return raw as SandboxSetting;
-  throw new Error(`${SANDBOX_ENV_VAR} must be one of ${SANDBOX_MODES.join(', ')}, got '${env[SANDBOX_ENV_VAR]}'`);
+  throw new Error(`${SANDBOX_ENV_VAR} must be one of ${SANDBOX_MODES.join(', ')} (exactly), got '${raw}'`);
 }
 
 /** Works the status out from the environment and this machine (runs bwrap once). */
