@@ -56,6 +56,7 @@ export async function reserveCall(
       tmpBytes: grant.tmpBytes,
       shmBytes: grant.shmBytes,
       ...(cgroup ? { cgroupProcs: cgroup.procsFile } : {}),
+      rlimit: mechanism.kind === 'rlimit',
     },
     ...(cgroup ? { members: () => (cgroup as CallCgroup).members() } : {}),
     limitReached: () => (cgroup ? cgroup.limitHits() > 0 : false),
@@ -77,7 +78,8 @@ export async function reserveCall(
     },
     async release() {
       grant.release();
-      await cgroup?.remove();
+      // Not awaited: a killed sandbox takes a moment to leave its cgroup, and the answer need not wait.
+      void cgroup?.remove();
     },
   };
   return { ok: true, reservation };

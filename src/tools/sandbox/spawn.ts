@@ -33,6 +33,8 @@ export interface CallLimits {
   shmBytes: number;
   /** The call's cgroup.procs, when its processes are capped by a cgroup. */
   cgroupProcs?: string;
+  /** Cap them with RLIMIT_NPROC inside the sandbox (where there is no cgroup and the user is not root). */
+  rlimit?: boolean;
 }
 
 export interface ShellSpawn {
@@ -60,9 +62,8 @@ export function sandboxedShellArgs(
     '--',
     '/bin/bash',
     '-c',
-    LIMITER,
-    'durable-agent-sandbox',
-    String(limits.maxProcesses),
+    // One shell fewer where RLIMIT_NPROC would do nothing: a cgroup caps the call, or root is exempt.
+    ...(limits.rlimit ? [LIMITER, 'durable-agent-sandbox', String(limits.maxProcesses)] : []),
     command,
   ];
 }
