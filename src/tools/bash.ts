@@ -16,7 +16,10 @@ import {
   type SandboxSetting,
   type SandboxStatus,
 } from './sandbox';
-import { MAX_SPILL_BYTES, StreamingSpill } from './spill';
+import { reserveWithin, type CallReservation } from './sandbox/call-limits';
+import { limitsFromEnv, workerTmpfsBudget, type SandboxLimits, type TmpfsBudget } from './sandbox/limits';
+import { OutputCollector } from './output-collector';
+import { StreamingSpill } from './spill';
 import { realWorkspace } from './workspace';
 
 /** Default and maximum time a command may run, in milliseconds. The tool activity allows 11 min. */
@@ -34,8 +37,6 @@ export const BASH_HEARTBEAT_INTERVAL_MS = 5_000;
  * pipes (`server &`) before returning without them.
  */
 const PIPE_DRAIN_GRACE_MS = 1_000;
-/** Why the output could not be saved stays short, so the note never crowds out the output. */
-const MAX_SPILL_NOTE_CHARS = 500;
 
 /** Said at the end of every unsandboxed call, so neither the model nor a reader of the run misses it. */
 export const UNSANDBOXED_NOTE = '(Ran UNSANDBOXED: DURABLE_AGENT_SANDBOX=off.)';
@@ -61,68 +62,6 @@ const bashInput = z.strictObject({
     .describe('A short description of what the command does (5-10 words), shown to the operator.'),
 });
 
-/**
- * Keeps the first and last parts of a stream of text and counts the rest, so a command that prints
- * gigabytes costs bounded memory, and the model sees both how it started and how it ended.
- */
-class OutputCollector {
-  private head = '';
-  private tail = '';
-  private total = 0;
-  /** Everything seen so far, kept only until the output first overflows and is written to the spill. */
-  private pending: string[] | undefined = [];
-
-  constructor(
-    private readonly headMax: number,
-    private readonly tailMax: number,
-    private readonly spill?: StreamingSpill,
-  ) {}
-
-  push(text: string): void {
-    if (!text) return;
-    this.total += text.length;
-    if (this.spill) {
-      if (this.pending) {
-        this.pending.push(text);
-        if (this.total > this.headMax + this.tailMax) {
-          for (const part of this.pending) this.spill.write(part);
-          this.pending = undefined;
-        }
-      } else {
-        this.spill.write(text);
-      }
-    }
-    if (this.head.length < this.headMax) {
-      const room = this.headMax - this.head.length;
-      this.head += text.slice(0, room);
-      text = text.slice(room);
-    }
-    if (!text) return;
-    this.tail += text;
-    // Trim lazily (at twice the size) so repeated small writes don't copy the buffer every time.
-    if (this.tail.length > 2 * this.tailMax) this.tail = this.tail.slice(-this.tailMax);
-  }
-
-  get length(): number {
-    return this.total;
-  }
-
-  toString(): string {
-    const omitted = this.total - this.head.length - Math.min(this.tail.length, this.tailMax);
-    if (omitted <= 0) return this.head + this.tail;
-    const where = this.spill?.started
-      ? ` The full output${this.spill.capped ? ` (its first ${MAX_SPILL_BYTES} bytes)` : ''} is saved in ` +
-        `${this.spill.relativePath}: page through it with read_file (offset/limit) or search it with grep.`
-      : this.spill?.error
-        ? ` ${this.spill.error.slice(0, MAX_SPILL_NOTE_CHARS)}.`
-        : '';
-    return (
-      `${this.head}\n\n[… output truncated: ${omitted} of ${this.total} characters omitted.${where} …]\n\n` +
-      this.tail.slice(-this.tailMax)
-    );
-  }
-}
-
 /** Options for {@link createBashTool}; tests shorten the intervals. */
 export interface BashToolOptions {
   heartbeatIntervalMs?: number;
@@ -131,6 +70,10 @@ export interface BashToolOptions {
   sandbox?: SandboxSetting;
   /** The worker's command policy; default: `DURABLE_AGENT_COMMAND_POLICY`. */
   policy?: PolicyConfig;
+  /** Per-call limits; default: `DURABLE_AGENT_SANDBOX_MAX_PROCESSES` and the built-in /tmp and /dev/shm sizes. */
+  limits?: Partial<SandboxLimits>;
+  /** The tmpfs budget shared by calls; default: the worker's (`DURABLE_AGENT_SANDBOX_TMPFS_BUDGET`). */
+  tmpfsBudget?: TmpfsBudget;
 }
 
 /**
@@ -161,6 +104,14 @@ export function createBashTool(options: BashToolOptions = {}) {
   // Read at creation, so a bad setting fails the worker's start with a message naming the variable.
   const workerPolicy = options.policy ?? policyFromEnv();
   new CommandPolicy([workerPolicy]);
+  const fromEnv = limitsFromEnv();
+  const limits: SandboxLimits = {
+    maxProcesses: fromEnv.maxProcesses,
+    tmpBytes: fromEnv.tmpBytes,
+    shmBytes: fromEnv.shmBytes,
+    ...options.limits,
+  };
+  const budget = options.tmpfsBudget ?? workerTmpfsBudget();
   let sandbox: SandboxStatus | undefined;
   const status = () =>
     (sandbox ??= options.sandbox ? detectSandbox({ DURABLE_AGENT_SANDBOX: options.sandbox }) : sandboxStatus());
@@ -171,8 +122,9 @@ export function createBashTool(options: BashToolOptions = {}) {
       'Run a shell command with bash in the workspace directory and return its combined stdout and stderr ' +
       'followed by its exit code. Each call starts a fresh shell in the workspace (cd and variables do not ' +
       'persist between calls); stdin is empty, so interactive commands fail. Commands run in a sandbox: only ' +
-      'the workspace is writable, /tmp is private to the call, there is no network unless the run allows it, ' +
-      'and processes still running when the command returns are stopped. Commands such as sudo are refused. ' +
+      'the workspace is writable, /tmp is private to the call and small (memory), there is no network unless the ' +
+      `run allows it, at most ${limits.maxProcesses} processes run at once, and processes still running when the ` +
+      'command returns are stopped. Commands such as sudo are refused. ' +
       `Output longer than ${maxOutputChars} characters is cut in the middle and saved in full to a file you can read. Commands are killed after the ` +
       `timeout (default ${BASH_DEFAULT_TIMEOUT_MS / 1000} s). Prefer read_file, write_file, edit_file, glob ` +
       'and grep for reading, editing and searching files. Processes left running in the background (&) should ' +
@@ -190,6 +142,8 @@ export function createBashTool(options: BashToolOptions = {}) {
       return runCommand(input.command, input.timeout ?? BASH_DEFAULT_TIMEOUT_MS, ctx, sandboxNow, {
         heartbeatIntervalMs,
         maxOutputChars,
+        limits,
+        budget,
       });
     },
   });
@@ -200,15 +154,54 @@ async function runCommand(
   timeoutMs: number,
   ctx: ToolContext,
   sandbox: SandboxStatus,
-  options: { heartbeatIntervalMs: number; maxOutputChars: number },
+  options: { heartbeatIntervalMs: number; maxOutputChars: number; limits: SandboxLimits; budget: TmpfsBudget },
 ): Promise<ToolResult> {
   const cwd = await realWorkspace(ctx.workspace);
   if (ctx.signal.aborted) return { content: 'Command was cancelled before it started.', isError: true };
 
   const started = Date.now();
-  const { child } = spawnShell(command, { workspace: cwd, network: ctx.network === true, sandbox });
+  let reservation: CallReservation | undefined;
+  if (sandbox.mode === 'bwrap') {
+    const reserved = await reserveWithin(options.limits, options.budget, timeoutMs, ctx, options.heartbeatIntervalMs);
+    if (!reserved.ok) return { content: reserved.error, isError: true };
+    reservation = reserved.reservation;
+  }
+  try {
+    const left = Math.max(1, timeoutMs - (Date.now() - started));
+    return await runSpawned(command, ctx, {
+      cwd,
+      timeoutMs: left,
+      statedTimeoutMs: timeoutMs,
+      started,
+      sandbox,
+      reservation,
+      heartbeatIntervalMs: options.heartbeatIntervalMs,
+      maxOutputChars: options.maxOutputChars,
+    });
+  } finally {
+    await reservation?.release();
+  }
+}
+
+interface SpawnedCall {
+  cwd: string;
+  /** What is left of the timeout once the call's resources were reserved. */
+  timeoutMs: number;
+  /** The timeout the call was given, and when it began, for its messages. */
+  statedTimeoutMs: number;
+  started: number;
+  sandbox: SandboxStatus;
+  reservation: CallReservation | undefined;
+  heartbeatIntervalMs: number;
+  maxOutputChars: number;
+}
+
+async function runSpawned(command: string, ctx: ToolContext, call: SpawnedCall): Promise<ToolResult> {
+  const { cwd, timeoutMs, statedTimeoutMs, started, sandbox, reservation, ...options } = call;
+  const limits = reservation?.limits ?? { maxProcesses: 0, tmpBytes: 0, shmBytes: 0 };
+  const { child } = spawnShell(command, { workspace: cwd, network: ctx.network === true, sandbox, limits });
   const pid = child.pid;
-  if (pid !== undefined) processRegistry.track(pid, sandbox.mode === 'bwrap');
+  if (pid !== undefined) processRegistry.track(pid, sandbox.mode === 'bwrap', reservation?.members);
 
   const headMax = Math.floor(options.maxOutputChars / 2);
   const spill = new StreamingSpill(cwd, ctx.toolUseId);
@@ -277,14 +270,17 @@ async function runCommand(
   const text = output.toString();
   const body = text === '' ? '(no output)' : text.endsWith('\n') ? text.slice(0, -1) : text;
   const warning = sandbox.mode === 'off' ? `\n${UNSANDBOXED_NOTE}` : '';
+  const failed = stopReason !== undefined || exit.code !== 0 || reservation?.limitReached() === true;
+  const limitNote = reservation?.limitNote(failed);
+  const notes = `${limitNote ? `\n${limitNote}` : ''}${warning}`;
   if (stopReason === 'timeout') {
-    return withNotes(body, `\nCommand timed out after ${timeoutMs} ms and was killed.${warning}`, true);
+    return withNotes(body, `\nCommand timed out after ${statedTimeoutMs} ms and was killed.${notes}`, true);
   }
   if (stopReason === 'cancelled') {
-    return withNotes(body, `\nCommand was cancelled after ${Date.now() - started} ms and was killed.${warning}`, true);
+    return withNotes(body, `\nCommand was cancelled after ${Date.now() - started} ms and was killed.${notes}`, true);
   }
   const status = exit.code !== null ? `Exit code: ${exit.code}` : `Killed by signal ${exit.signal ?? 'unknown'}`;
-  return withNotes(body, `\n${status}${warning}`, exit.code !== 0);
+  return withNotes(body, `\n${status}${notes}`, failed);
 }
 
 /**

@@ -5,7 +5,7 @@ import { defineTool } from './define-tool';
 import { hasMagic } from './glob-pattern';
 import { runSearch, SEARCH_DEADLINE_MS, type GlobResult } from './search';
 import { GLOB_MAX_RESULTS, MAX_PATTERN_CHARS } from './search/limits';
-import { describeLocation } from './text';
+import { describeLocation, listedPath, QUOTED_PATHS_NOTE } from './text';
 import { comparePaths, DEFAULT_SKIPPED_NAMES } from './walk';
 import { realWorkspace, resolveInWorkspace, workspaceRelative } from './workspace';
 
@@ -83,13 +83,15 @@ export function createGlobTool(options: GlobToolOptions = {}) {
       const matches = found.matches.map((rel) => (baseFromRoot ? `${baseFromRoot}/${rel}` : rel));
       if (found.total === 0) return `No files match '${input.pattern}' in ${describeLocation(shownBase)}.`;
       // The thread walks in this order already; sorting again keeps the contract explicit and is cheap.
-      const shown = matches.sort(comparePaths);
+      const shown = matches.sort(comparePaths).map(listedPath);
+      const quoted = shown.some((line, i) => line !== matches[i]);
       if (found.total > shown.length) {
         shown.push(
           `… and ${found.total - shown.length} more files (${found.total} matches in total; only the first ` +
             `${GLOB_MAX_RESULTS} in sorted order are listed). Use a narrower pattern or path.`,
         );
       }
+      if (quoted) shown.push(QUOTED_PATHS_NOTE);
       return shown.join('\n');
     },
   });

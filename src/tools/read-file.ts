@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
 import { defineTool } from './define-tool';
 import type { ToolOutput } from './types';
-import { looksBinary, readLines, type ScanBudget } from './files';
+import { countLines, looksBinary, readLines, skipLines, type ScanBudget } from './files';
 import { openRegularFile, withLocated } from './safe-fs';
 import { numberedLine, plural, truncateLine } from './text';
 
@@ -14,18 +14,25 @@ export const READ_FILE_MAX_LINE_CHARS = 2000;
 /** Room kept free under the registry cap for the closing "more lines" note. */
 const NOTE_RESERVE_CHARS = 400;
 /**
- * The most one call reads of a file (in characters, about as many bytes), to reach `offset` and
- * show what follows. Without it a sparse file (`truncate -s 1T`) kept the worker's main thread
- * decoding for hours, and went on after the call was cancelled.
+ * The most one call reads of a file, in bytes, to reach `offset` and show what follows. Without it
+ * a sparse file (`truncate -s 1T`) kept the worker's main thread decoding for hours, and went on
+ * after the call was cancelled.
  */
-export const READ_FILE_MAX_SCAN_CHARS = 1024 * 1024 * 1024;
+export const READ_FILE_MAX_SCAN_BYTES = 1024 * 1024 * 1024;
 /** Once the answer is full, the rest of the file is read this much further to count its lines. */
-export const READ_FILE_MAX_COUNT_CHARS = 64 * 1024 * 1024;
+export const READ_FILE_MAX_COUNT_BYTES = 64 * 1024 * 1024;
+/**
+ * How long one call may spend reading, well inside the tool's local-activity timeout (2 minutes):
+ * a gigabyte of newlines with a large offset ran past that timeout three times, the model got
+ * "Activity timed out", and the worker's thread was busy for minutes.
+ */
+export const READ_FILE_DEADLINE_MS = 30_000;
 
 /** Bounds of one read; tests make them small. */
 export interface ReadFileToolOptions {
-  maxScanChars?: number;
-  maxCountChars?: number;
+  maxScanBytes?: number;
+  maxCountBytes?: number;
+  deadlineMs?: number;
 }
 
 const readFileInput = z.strictObject({
@@ -47,8 +54,9 @@ const readFileInput = z.strictObject({
 /** Read a text file from the workspace, numbered like `cat -n`. */
 export function createReadFileTool(options: ReadFileToolOptions = {}) {
   const bounds = {
-    maxScanChars: options.maxScanChars ?? READ_FILE_MAX_SCAN_CHARS,
-    maxCountChars: options.maxCountChars ?? READ_FILE_MAX_COUNT_CHARS,
+    maxScanBytes: options.maxScanBytes ?? READ_FILE_MAX_SCAN_BYTES,
+    maxCountBytes: options.maxCountBytes ?? READ_FILE_MAX_COUNT_BYTES,
+    deadlineMs: options.deadlineMs ?? READ_FILE_DEADLINE_MS,
   };
   return defineTool({
     name: 'read_file',
@@ -90,54 +98,72 @@ async function readNumbered(
     throw new Error(`'${shown}' is a binary file (it contains NUL bytes); read_file only reads text files.`);
   }
 
+  const scan: ScanBudget = {
+    signal: bounds.signal,
+    maxBytes: bounds.maxScanBytes,
+    bytesRead: 0,
+    deadline: Date.now() + bounds.deadlineMs,
+    stopped: false,
+  };
+  const stoppedBy = () =>
+    scan.timedOut
+      ? `after ${bounds.deadlineMs} ms, its time limit per call`
+      : `after ${bounds.maxScanBytes} bytes, its limit per call`;
+  // The lines before `offset` are only counted, a newline byte at a time, never decoded.
+  const skip = await skipLines(handle, offset - 1, scan);
+  if (skip.skipped < offset - 1) {
+    if (scan.stopped) {
+      return {
+        content:
+          `Error: read_file stopped ${stoppedBy()}, before line ${offset} of '${shown}' (${size} bytes): ` +
+          `${plural(skip.skipped, 'line')} were read. Use grep to find what you need, or bash (for example ` +
+          `sed -n '${offset},${offset + 99}p').`,
+        isError: true,
+      };
+    }
+    return pastTheEnd(offset, shown, skip.skipped + (skip.end > skip.position ? 1 : 0));
+  }
+
   const budget = MAX_TOOL_OUTPUT_CHARS - NOTE_RESERVE_CHARS;
-  const scan: ScanBudget = { signal: bounds.signal, maxChars: bounds.maxScanChars, charsRead: 0, stopped: false };
   const out: string[] = [];
   let used = 0;
-  let lineNumber = 0;
+  let lineNumber = offset - 1;
+  let lineStart = skip.position;
   // First line not shown, whether because of `limit` or because the output budget ran out.
   let nextLine: number | undefined;
-  for await (const line of readLines(handle, READ_FILE_MAX_LINE_CHARS, scan)) {
+  for await (const line of readLines(handle, READ_FILE_MAX_LINE_CHARS, scan, skip.position)) {
     lineNumber += 1;
-    if (lineNumber < offset || nextLine !== undefined) continue;
     const rendered = numberedLine(lineNumber, truncateLine(line.text, READ_FILE_MAX_LINE_CHARS, line.length));
     if (out.length >= limit || used + rendered.length + 1 > budget) {
       nextLine = lineNumber;
-      // The rest is read only to count its lines for the note, and only so far.
-      scan.maxChars = Math.min(scan.maxChars, scan.charsRead + bounds.maxCountChars);
-      continue;
+      break;
     }
     out.push(rendered);
     used += rendered.length + 1;
+    lineStart = line.next;
   }
+  if (!out.length && !scan.stopped) return pastTheEnd(offset, shown, offset - 1);
 
-  const total = lineNumber;
-  if (scan.stopped && total < offset) {
-    return {
-      content:
-        `Error: read_file reads at most ${bounds.maxScanChars} characters of a file per call, and line ${offset} ` +
-        `of '${shown}' (${size} bytes) lies beyond them (${plural(total, 'line')} were read). Use grep to find ` +
-        `what you need, or bash (for example sed -n '${offset},${offset + 99}p').`,
-      isError: true,
-    };
-  }
-  if (offset > total) {
-    return {
-      content: `Error: offset ${offset} is past the end of '${shown}', which has ${plural(total, 'line')}.`,
-      isError: true,
-    };
+  if (nextLine !== undefined && !scan.stopped) {
+    // The rest is read only to count its lines for the note, and only so far.
+    scan.maxBytes = Math.min(scan.maxBytes, scan.bytesRead + bounds.maxCountBytes);
+    const remaining = await countLines(handle, lineStart, scan);
+    if (!scan.stopped) out.push(`… ${plural(remaining, 'more line')}; use offset=${nextLine} to continue.`);
   }
   if (scan.stopped && nextLine !== undefined) {
     out.push(`… more lines (not all counted: the file has ${size} bytes); use offset=${nextLine} to continue.`);
   } else if (scan.stopped) {
     out.push(
-      `… read_file stopped after ${bounds.maxScanChars} characters of '${shown}' (${size} bytes), its limit per ` +
-        `call: line ${total} may go on, and more lines may follow; use offset=${total + 1} for the lines after it, ` +
-        'or bash for the rest.',
+      `… read_file stopped ${stoppedBy()}, reading '${shown}' (${size} bytes): line ${lineNumber} may go on, ` +
+        `and more lines may follow; use offset=${lineNumber + 1} for the lines after it, or bash for the rest.`,
     );
-  } else if (nextLine !== undefined) {
-    const remaining = total - nextLine + 1;
-    out.push(`… ${plural(remaining, 'more line')}; use offset=${nextLine} to continue.`);
   }
   return out.join('\n');
+}
+
+function pastTheEnd(offset: number, shown: string, total: number): ToolOutput {
+  return {
+    content: `Error: offset ${offset} is past the end of '${shown}', which has ${plural(total, 'line')}.`,
+    isError: true,
+  };
 }

@@ -49,3 +49,21 @@ export function plural(n: number, word: string, pluralWord = `${word}s`): string
 export function describeLocation(shown: string): string {
   return shown === '.' ? 'the workspace root' : `'${shown}'`;
 }
+
+/** Control characters (C0, DEL, C1): a newline in a file name would otherwise start a line of its own. */
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * A path as one unambiguous line of a listing: as it is, or, when it holds a control character
+ * (or starts with `"`, so that no plain name reads as a quoted one), in double quotes with JSON
+ * escapes (`"a\nb.txt"`), which is also how it is passed back in a tool call's JSON input.
+ */
+export function listedPath(p: string): string {
+  return CONTROL_CHARS.test(p) || p.startsWith('"') ? JSON.stringify(p) : p;
+}
+
+/** Said after a listing that holds a quoted path. */
+export const QUOTED_PATHS_NOTE =
+  '(Paths in double quotes hold control characters, written as JSON escapes such as \\n; pass them with ' +
+  'those characters, e.g. "a\\nb.txt" in the JSON input.)';

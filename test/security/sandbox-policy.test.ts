@@ -3,7 +3,13 @@
  * it throw or take more than linear time.
  */
 import fc from 'fast-check';
-import { CommandPolicy, MAX_COMMAND_BYTES, policyFromEnv } from '../../src/tools/sandbox';
+import {
+  CommandPolicy,
+  detectSandbox,
+  MAX_COMMAND_BYTES,
+  policyFromEnv,
+  sandboxSetting,
+} from '../../src/tools/sandbox';
 
 const policy = new CommandPolicy();
 const ruleOf = (command: string, p = policy) => p.check(command)?.rule ?? 'allowed';
@@ -141,4 +147,23 @@ test('checking takes time linear in the command: nested and repeated constructs 
     // Generous: linear work on 128 KiB is a few ms; backtracking would take seconds or never end.
     expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(1000);
   }
+});
+
+test('only the documented spellings of the policy and sandbox settings are read; others name what is accepted', () => {
+  for (const spelling of ['-all', 'NONE', 'deny: curl', '-Privilege-Escalation', 'deny:', '+rm-root']) {
+    expect(() => policyFromEnv({ DURABLE_AGENT_COMMAND_POLICY: spelling })).toThrow(
+      new RegExp(
+        `cannot read '${spelling.replace(/[+]/g, '\\+')}'; use comma-separated -<rule>, none or deny:<command>`,
+      ),
+    );
+  }
+  expect(policyFromEnv({ DURABLE_AGENT_COMMAND_POLICY: 'none' })).toEqual({ disable: ['all'], deny: [] });
+  for (const spelling of ['OFF', ' off', 'Bwrap', '0', 'false', 'none']) {
+    expect(() => sandboxSetting({ DURABLE_AGENT_SANDBOX: spelling })).toThrow(
+      `DURABLE_AGENT_SANDBOX must be one of bwrap, off (exactly), got '${spelling}'`,
+    );
+    expect(detectSandbox({ DURABLE_AGENT_SANDBOX: spelling })).toMatchObject({ mode: 'unavailable' });
+  }
+  expect(sandboxSetting({ DURABLE_AGENT_SANDBOX: 'off' })).toBe('off');
+  expect(sandboxSetting({})).toBe('bwrap');
 });

@@ -166,9 +166,9 @@ describe('read_file', () => {
 describe('read_file reads a bounded part of huge files', () => {
   const { dir, cleanup } = makeTempDir();
   afterAll(cleanup);
-  const maxScanChars = 256 * 1024;
-  const maxCountChars = 64 * 1024;
-  const registry = new ToolRegistry([createReadFileTool({ maxScanChars, maxCountChars })]);
+  const maxScanBytes = 256 * 1024;
+  const maxCountBytes = 64 * 1024;
+  const registry = new ToolRegistry([createReadFileTool({ maxScanBytes, maxCountBytes })]);
   const read = (input: unknown) => registry.run('read_file', input, makeContext(dir));
   const numbered = (n: number, text: string) => `${String(n).padStart(6)}\t${text}`;
   const bigLines = Array.from({ length: 100_000 }, (_, i) => `line ${i + 1}`).join('\n');
@@ -195,8 +195,8 @@ describe('read_file reads a bounded part of huge files', () => {
     expect(result.isError).toBe(true);
     expect(result.content).toMatch(
       new RegExp(
-        `^Error: read_file reads at most ${maxScanChars} characters of a file per call, and line 90000 of ` +
-          `'lines\\.txt' \\(${bigLines.length} bytes\\) lies beyond them \\(\\d+ lines were read\\)\\. Use grep`,
+        `^Error: read_file stopped after ${maxScanBytes} bytes, its limit per call, before line 90000 of ` +
+          `'lines\\.txt' \\(${bigLines.length} bytes\\): \\d+ lines were read\\. Use grep`,
       ),
     );
   });
@@ -207,8 +207,9 @@ describe('read_file reads a bounded part of huge files', () => {
     expect(lines[0]).toBe(numbered(1, 'first'));
     expect(lines[1]).toMatch(/^ {5}2\ty{2000}… \[line truncated: \d+ more characters\]$/);
     expect(lines[2]).toBe(
-      `… read_file stopped after ${maxScanChars} characters of 'one-line.txt' (${1024 * 1024 + 6} bytes), its limit ` +
-        'per call: line 2 may go on, and more lines may follow; use offset=3 for the lines after it, or bash for the rest.',
+      `… read_file stopped after ${maxScanBytes} bytes, its limit per call, reading 'one-line.txt' ` +
+        `(${1024 * 1024 + 6} bytes): line 2 may go on, and more lines may follow; use offset=3 for the lines after it, ` +
+        'or bash for the rest.',
     );
   });
 

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, readlinkSync } from 'node:fs';
 import * as path from 'node:path';
+import { SANDBOX_SHM_BYTES, SANDBOX_TMP_BYTES } from './limits';
 
 /**
  * Bubblewrap (`bwrap`): finding it, checking that it can build a sandbox on this machine, and the
@@ -11,14 +12,7 @@ import * as path from 'node:path';
 /** Where bwrap is looked for, in order, besides the directories of the worker's PATH. */
 const BWRAP_CANDIDATES = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'];
 
-/** The private /tmp is memory (tmpfs): cap it so a command cannot fill the machine's memory through it. */
-export const SANDBOX_TMP_BYTES = 1024 * 1024 * 1024;
-/**
- * /dev/shm is memory too: capped like /tmp, and /dev around it read-only. bwrap's own /dev is a
- * tmpfs of half the machine's memory, and memory held by a tmpfs is freed by no OOM kill: a command
- * filling it made the kernel kill other processes, the worker first.
- */
-export const SANDBOX_SHM_BYTES = 256 * 1024 * 1024;
+export { SANDBOX_SHM_BYTES, SANDBOX_TMP_BYTES } from './limits';
 
 /** PATH inside the sandbox: the system's own directories (the only ones mounted). */
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -62,6 +56,18 @@ function presentEtcEntries(): string[] {
   return etcPresent;
 }
 
+/**
+ * /proc files the sandbox's own /proc would still show of the host: the names of the keys the
+ * worker's user may view (`/proc/keys`) and the key counts per user. Covered with /dev/null (which
+ * /proc, mounted `nodev`, cannot open: reading them is refused). Only those this kernel has.
+ */
+const MASKED_PROC_FILES = ['/proc/keys', '/proc/key-users'];
+let procMasks: string[] | undefined;
+function maskedProcFiles(): string[] {
+  procMasks ??= MASKED_PROC_FILES.filter((p) => existsSync(p));
+  return procMasks;
+}
+
 /** Where this worker's bwrap is, or undefined when there is none. */
 export function findBwrap(envPath = process.env.PATH ?? ''): string | undefined {
   const dirs = envPath.split(':').filter((d) => path.isAbsolute(d));
@@ -81,6 +87,12 @@ export interface SandboxSpec {
   workspace: string;
   /** Share the host's network (the run's `network: true`); otherwise only a private loopback. */
   network: boolean;
+  /**
+   * The `size=` of the private /tmp and /dev/shm (memory that no OOM kill frees): the call's share
+   * of the worker's budget. Default: the most one call gets.
+   */
+  tmpBytes?: number;
+  shmBytes?: number;
 }
 
 /** The environment a sandboxed command sees, and nothing else. */
@@ -157,16 +169,17 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
     ...presentEtcEntries().flatMap((p) => ['--ro-bind-try', p, p]),
     '--proc',
     '/proc',
+    ...maskedProcFiles().flatMap((p) => ['--ro-bind', '/dev/null', p]),
     '--dev',
     '/dev',
     '--size',
-    String(SANDBOX_SHM_BYTES),
+    String(spec.shmBytes ?? SANDBOX_SHM_BYTES),
     '--tmpfs',
     '/dev/shm',
     '--remount-ro',
     '/dev',
     '--size',
-    String(SANDBOX_TMP_BYTES),
+    String(spec.tmpBytes ?? SANDBOX_TMP_BYTES),
     '--tmpfs',
     '/tmp',
     // After /tmp and the system: a workspace below either is mounted over it, writable.

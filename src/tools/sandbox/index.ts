@@ -36,4 +36,16 @@ export {
   type PolicyRefusal,
 } from './policy';
 export { KILL_GRACE_MS, ProcessRegistry, processRegistry, stopAllToolProcesses } from './processes';
-export { spawnShell } from './spawn';
+export { spawnShell, type CallLimits } from './spawn';
+export { CallCgroup, detectProcessLimit, processLimitMechanism, type ProcessLimitMechanism } from './cgroup';
+export {
+  DEFAULT_MAX_PROCESSES,
+  DEFAULT_TMPFS_BUDGET_BYTES,
+  limitsFromEnv,
+  MAX_PROCESSES_ENV_VAR,
+  MIN_TMPFS_GRANT_BYTES,
+  TMPFS_BUDGET_ENV_VAR,
+  TmpfsBudget,
+  workerTmpfsBudget,
+  type SandboxLimits,
+} from './limits';

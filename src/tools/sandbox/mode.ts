@@ -1,4 +1,6 @@
 import { probeBwrap } from './bwrap';
+import { processLimitMechanism } from './cgroup';
+import { limitsFromEnv } from './limits';
 
 /**
  * Which sandbox the bash tool uses: `DURABLE_AGENT_SANDBOX` = `bwrap` (the default) or `off`.
@@ -30,10 +32,11 @@ export interface SandboxStatus {
 
 /** Reads the setting; an unknown value is an error that names the variable and the valid values. */
 export function sandboxSetting(env: NodeJS.ProcessEnv = process.env): SandboxSetting {
-  const raw = (env[SANDBOX_ENV_VAR] ?? '').trim().toLowerCase();
+  const raw = env[SANDBOX_ENV_VAR] ?? '';
   if (raw === '') return 'bwrap';
+  // Exactly as documented: `OFF`, ` off` or `0` are not guessed at (bash then refuses every command).
   if ((SANDBOX_MODES as readonly string[]).includes(raw)) return raw as SandboxSetting;
-  throw new Error(`${SANDBOX_ENV_VAR} must be one of ${SANDBOX_MODES.join(', ')}, got '${env[SANDBOX_ENV_VAR]}'`);
+  throw new Error(`${SANDBOX_ENV_VAR} must be one of ${SANDBOX_MODES.join(', ')} (exactly), got '${raw}'`);
 }
 
 /** Works the status out from the environment and this machine (runs bwrap once). */
@@ -63,12 +66,24 @@ export function detectSandbox(env: NodeJS.ProcessEnv = process.env, platform = p
   const probe = probeBwrap();
   if (!probe.ok)
     return { mode: 'unavailable', detail: `bash refuses every command: ${probe.reason}. ${INSTALL_BWRAP_HINT}` };
+  let limits;
+  try {
+    limits = limitsFromEnv(env);
+  } catch (err) {
+    return { mode: 'unavailable', detail: `bash refuses every command: ${(err as Error).message}.` };
+  }
+  const mechanism = processLimitMechanism();
+  const processes =
+    mechanism.kind === 'none'
+      ? `WARNING: ${mechanism.reason ?? 'processes per call are not limited'}`
+      : `at most ${limits.maxProcesses} processes per call (${mechanism.kind === 'cgroup' ? 'a pids cgroup' : 'RLIMIT_NPROC'})`;
   return {
     mode: 'bwrap',
     bwrap: probe.path,
     detail:
       `bash runs commands in a bubblewrap sandbox (${probe.path}): system read-only, workspace writable, private /tmp, ` +
-      'no network unless the run allows it, a clean environment.',
+      `no network unless the run allows it, a clean environment, ${processes}, ` +
+      `${Math.round(limits.tmpfsBudgetBytes / 1024 ** 2)} MiB of /tmp and /dev/shm across concurrent calls.`,
   };
 }
 

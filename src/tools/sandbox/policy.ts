@@ -294,9 +294,10 @@ export function policyFromEnv(env: NodeJS.ProcessEnv = process.env): PolicyConfi
   const config: Required<PolicyConfig> = { disable: [], deny: [] };
   for (const item of raw.split(',').map((s) => s.trim())) {
     if (item === '') continue;
+    // Only the documented spellings: `-all`, `deny: curl` or `NONE` are refused, not guessed at.
     if (item === 'none') config.disable.push('all');
-    else if (item.startsWith('-') && item.length > 1) config.disable.push(item.slice(1));
-    else if (item.startsWith('deny:') && item.slice(5).trim() !== '') config.deny.push(item.slice(5).trim());
+    else if (/^-[a-z-]+$/.test(item) && item !== '-all') config.disable.push(item.slice(1));
+    else if (/^deny:\S/.test(item)) config.deny.push(item.slice(5));
     else {
       throw new Error(
         `${POLICY_ENV_VAR}: cannot read '${item}'; use comma-separated -<rule>, none or deny:<command> ` +

@@ -10,6 +10,8 @@ interface TrackedGroup {
   sandboxed: boolean;
   /** The leader's start time, so a recycled pid is never signalled in its stead. */
   leaderStart: string | undefined;
+  /** Lists the sandbox's processes (its cgroup's), sparing a scan of every process on the host. */
+  members?: () => number[];
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
@@ -45,9 +47,9 @@ export class ProcessRegistry {
   private exitHook: (() => void) | undefined;
 
   /** Starts tracking the group led by `pid` (spawned with `detached: true`). */
-  track(pid: number, sandboxed: boolean): void {
+  track(pid: number, sandboxed: boolean, members?: () => number[]): void {
     this.prune();
-    this.groups.set(pid, { pgid: pid, sandboxed, leaderStart: readStat(pid)?.startTime });
+    this.groups.set(pid, { pgid: pid, sandboxed, leaderStart: readStat(pid)?.startTime, members });
     if (!this.exitHook) {
       this.exitHook = () => this.killAllNow();
       process.on('exit', this.exitHook);
@@ -78,6 +80,12 @@ export class ProcessRegistry {
     // bwrap's outer process → its init (pid 1 of the namespace) → the command. Signal every process
     // in the namespace but the init (which would not receive it anyway).
     const init = childrenOf(group.pgid)[0];
+    if (group.members) {
+      const inside = group.members().filter((member) => member !== group.pgid && member !== init);
+      if (init === undefined || !inside.length) return signalGroup(group.pgid, 'SIGKILL');
+      for (const member of inside) signalPid(member, 'SIGTERM');
+      return;
+    }
     const namespace = init !== undefined ? pidNamespaceOf(init) : undefined;
     if (init === undefined || namespace === undefined || namespace === pidNamespaceOf(process.pid)) {
       // No namespace to look into (the sandbox is starting or gone): stopping bwrap kills it all.
