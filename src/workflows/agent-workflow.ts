@@ -19,6 +19,7 @@ import {
 } from '../shared';
 import { modelActivityOptions } from '../shared/run-timeouts';
 import { Approvals } from './approvals';
+import { agentActivities } from './activity-proxy';
 import { keepConversationSmall } from './compaction';
 import { carriedState, shouldContinueAsNew } from './continuation';
 import { Conversation } from './conversation';
@@ -85,17 +86,20 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const events = new EventLog(resume, () => board.showDetails());
   const emit = events.emit.bind(events);
   const hooks = new Hooks(
-    { runId: info.workflowId, workspace: input.workspace, network: input.network ?? false },
+    { runId: info.workflowId, workspace: input.workspace, network: input.network ?? false, prefixed: flags.prefixed },
     emit,
   );
   /** What run start assembled (runs with 'run-context'). */
   let prepared: Prepared | undefined;
   const modelOptions = modelActivityOptions(input.timeouts);
   const modelCalls = new ModelCalls(
-    proxyActivities<Activities>(
-      flags.hardened
-        ? { ...modelOptions, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
-        : modelOptions,
+    agentActivities(
+      proxyActivities<Activities>(
+        flags.hardened
+          ? { ...modelOptions, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
+          : modelOptions,
+      ),
+      flags.prefixed,
     ),
     conversation,
     {

@@ -2,6 +2,7 @@ import { proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DONE_TOOL_NAME, cutChars, utf8Length, type RunContinuation, type RunEventInput } from '../shared';
 import type { ParsedInput } from './settings';
+import { agentActivities } from './activity-proxy';
 
 /** The run's context, as the workflow keeps and carries it. */
 export type RunContext = NonNullable<RunContinuation['context']>;
@@ -26,7 +27,7 @@ export async function prepareRun(
   input: ParsedInput,
   resume: RunContinuation | undefined,
   enabled: boolean,
-  settings: { model: string; toolProtocol: 'native' | 'xml'; requireDone: boolean },
+  settings: { model: string; toolProtocol: 'native' | 'xml'; requireDone: boolean; prefixedActivities?: boolean },
   emit: (event: RunEventInput) => void,
 ): Promise<Prepared> {
   if (!enabled) return { system: input.systemPrompt, hookEvents: [] };
@@ -34,10 +35,13 @@ export async function prepareRun(
     return { system: resume.context.system, context: resume.context, hookEvents: resume.hookEvents ?? [] };
   }
   // A local activity: it runs where the workflow runs, which tells the run where to keep its conversation.
-  const { prepareRun: prepare } = proxyLocalActivities<Activities>({
-    startToCloseTimeout: '2 minutes',
-    retry: { initialInterval: '1 second', maximumAttempts: 5 },
-  });
+  const { prepareRun: prepare } = agentActivities(
+    proxyLocalActivities<Activities>({
+      startToCloseTimeout: '2 minutes',
+      retry: { initialInterval: '1 second', maximumAttempts: 5 },
+    }),
+    settings.prefixedActivities,
+  );
   const prepared = await prepare.executeWithOptions({ summary: 'assemble context · hooks' }, [
     {
       context: {

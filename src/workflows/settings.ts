@@ -29,6 +29,8 @@ export interface PatchFlags {
    * sessions, and the system prompt sent once per conversation load rather than with every call.
    */
   context: boolean;
+  /** The agent's activities are scheduled as `durableAgent.<name>` (no collision with a user's own). */
+  prefixed: boolean;
 }
 
 export function patchFlags(): PatchFlags {
@@ -40,6 +42,7 @@ export function patchFlags(): PatchFlags {
     throttled: patched('throttled-search-attributes'),
     hardened: patched('hardened-run'),
     context: patched('run-context'),
+    prefixed: patched('prefixed-activity-names'),
   };
 }
 
@@ -77,6 +80,7 @@ export function settingsOf(input: ParsedInput, flags: PatchFlags) {
   const compactAt = input.compactAtBytes ?? DEFAULT_COMPACT_AT_BYTES;
   return {
     model,
+    prefixedActivities: flags.prefixed,
     maxIterations: input.maxIterations ?? DEFAULTS.maxIterations,
     /** A session's bound across all its messages (none unless set); `maxIterations` then bounds each message. */
     maxSessionIterations: input.maxSessionIterations,
