@@ -69,8 +69,12 @@ export class AgentPlugin extends SimplePlugin {
       throw new Error(`AgentPlugin: the worker already registers activities named ${clash.join(', ')}`);
     }
     const graceMs = settings.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+    const namespace =
+      configured.namespace ??
+      (this.agentOptions.connectionFromEnv === false ? undefined : environmentConnection().namespace);
     const result: WorkerOptions = {
       ...configured,
+      ...(namespace !== undefined ? { namespace } : {}),
       activities: { ...configured.activities, ...activities },
       maxHeartbeatThrottleInterval:
         options.maxHeartbeatThrottleInterval ?? AGENT_WORKER_DEFAULTS.maxHeartbeatThrottleInterval,
