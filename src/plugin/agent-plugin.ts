@@ -101,6 +101,7 @@ export class AgentPlugin extends SimplePlugin {
   }
 
   override runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    if (this.ownQueues.has(worker.options.taskQueue)) return next(worker);
     const key = [...worker.options.activities.values()].find((fn) => this.companions.has(fn));
     const companion = key ? this.companions.get(key) : undefined;
     if (!companion) return super.runWorker(worker, next);

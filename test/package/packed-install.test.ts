@@ -115,6 +115,10 @@ test('the example type-checks against the installed types and runs end to end on
   worker.stderr?.on('data', (d: Buffer) => (workerLog += d.toString()));
   const out = await new Promise<string>((resolve, reject) => {
     const client = spawn('node', [path.join(app, 'lib', 'client.js')], { cwd: app, env: { ...process.env, ...env } });
+    worker!.once('exit', (code) => {
+      client.kill('SIGKILL');
+      reject(new Error(`the worker exited (${code}) while the client ran:\n${workerLog}`));
+    });
     let stdout = '';
     let stderr = '';
     client.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -136,7 +140,7 @@ test('the example type-checks against the installed types and runs end to end on
   const toolResult = JSON.stringify(fake.requests[1]?.body.messages.at(-1));
   expect(toolResult).toContain('tool_result');
   expect(toolResult).toContain('4 words');
-  expect(fake.requests[0]?.body.tools.map((t: { name: string }) => t.name)).toEqual(['count_words']);
+  expect(fake.requests[0]?.body.tools.map((t: { name: string }) => t.name)).toContain('count_words');
 
   // The agent's activities ran on the user's queue under prefixed names.
   const connection = await Connection.connect({ address: testAddress() });

@@ -10,9 +10,9 @@ const MODEL = process.env.EXAMPLE_MODEL; // default: the agent's default model
  * follows the run's events, queries its state and prints both results, one JSON line each.
  */
 async function main(): Promise<void> {
-  const plugin = new AgentPlugin();
-  const connection = await Connection.connect({ plugins: [plugin] });
-  const client = new Client({ connection, plugins: [plugin] });
+  // On the connection, the plugin applies to every client made with it (codec, connection defaults).
+  const connection = await Connection.connect({ plugins: [new AgentPlugin()] });
+  const client = new Client({ connection });
 
   const workflowId = `review-${Date.now()}`;
   const result = await client.workflow.execute(reviewWorkflow, {
@@ -30,8 +30,8 @@ async function main(): Promise<void> {
   const kinds: string[] = [];
   for await (const event of run.follow()) kinds.push(event.kind);
   const state = await run.state();
-  const result = await run.result();
-  console.log(JSON.stringify({ run: run.workflowId, events: kinds, status: state.status, result }));
+  const outcome = await run.result();
+  console.log(JSON.stringify({ run: run.workflowId, events: kinds, status: state.status, result: outcome }));
   await connection.close();
 }
 

@@ -19,7 +19,7 @@ export async function reviewWorkflow(text: string, model?: string): Promise<Revi
       {
         prompt: `How many words does this text have? Use the count_words tool.\n\n${text}`,
         ...(model ? { model } : {}),
-        tools: ['count_words'],
+        // No `tools`: the model is offered every tool the worker has, count_words included.
         maxIterations: 4,
       },
     ],
