@@ -39,38 +39,55 @@ async function ensureAttributes(worker: Worker, namespace: string): Promise<void
 }
 
 /**
- * Runs `worker` (through `run`) with what the agent needs around it: search attributes checked
- * first, an activity-only worker on its own queue while it runs (sticky activities), and the
- * processes tools left running stopped when both have stopped.
+ * Runs `worker` (through `run`) with what the agent needs around it: the search attributes checked
+ * (the worker stops with the error when they cannot be had), an activity-only worker on its own
+ * queue while it runs (sticky activities), and the processes tools left running stopped when both
+ * have stopped. `run` is called at once, so the worker is RUNNING as soon as `Worker.run` returns
+ * its promise (`runUntil` shuts down only a running worker); the rest is set up beside it.
  */
 export async function runWithCompanion(worker: Worker, companion: Companion, run: () => Promise<void>): Promise<void> {
   const namespace = worker.options.namespace;
-  if (companion.registerSearchAttributes) await ensureAttributes(worker, namespace);
-  const sandbox = sandboxStatus();
-  if (sandbox.mode !== 'bwrap') Runtime.instance().logger.warn(`durable-agent: ${sandbox.detail}`);
   await withToolProcessCleanup(async () => {
-    const own = companion.stickyQueue
-      ? await Worker.create({
-          ...pick(companion.workerOptions, COMPANION_OPTIONS),
-          ...(companion.workerOptions.interceptors?.activity
-            ? { interceptors: { activity: companion.workerOptions.interceptors.activity } }
-            : {}),
-          ...(worker.connection ? { connection: worker.connection } : {}),
-          namespace,
-          taskQueue: companion.stickyQueue,
-          activities: companion.activities,
-        })
-      : undefined;
-    const ownRun = own?.run().catch((err: unknown) => {
+    const running = run();
+    let failure: unknown;
+    const stopMain = (err: unknown) => {
+      failure ??= err;
       if (worker.getState() === 'RUNNING') worker.shutdown();
-      throw err;
+    };
+    const own = await (async () => {
+      if (companion.registerSearchAttributes) await ensureAttributes(worker, namespace);
+      const sandbox = sandboxStatus();
+      if (sandbox.mode !== 'bwrap') Runtime.instance().logger.warn(`durable-agent: ${sandbox.detail}`);
+      return companion.stickyQueue ? await createOwnWorker(worker, companion, companion.stickyQueue) : undefined;
+    })().catch((err: unknown) => {
+      stopMain(err);
+      return undefined;
     });
+    // Started only while the main worker runs; otherwise released at once.
+    const ownRun =
+      own && worker.getState() === 'RUNNING'
+        ? own.run().catch(stopMain)
+        : own?.runUntil(Promise.resolve()).catch(() => {});
     try {
-      await run();
+      await running;
     } finally {
       if (own?.getState() === 'RUNNING') own.shutdown();
       await ownRun;
     }
+    if (failure !== undefined) throw failure;
+  });
+}
+
+function createOwnWorker(worker: Worker, companion: Companion, taskQueue: string): Promise<Worker> {
+  return Worker.create({
+    ...pick(companion.workerOptions, COMPANION_OPTIONS),
+    ...(companion.workerOptions.interceptors?.activity
+      ? { interceptors: { activity: companion.workerOptions.interceptors.activity } }
+      : {}),
+    ...(worker.connection ? { connection: worker.connection } : {}),
+    namespace: worker.options.namespace,
+    taskQueue,
+    activities: companion.activities,
   });
 }
 

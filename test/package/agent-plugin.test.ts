@@ -92,6 +92,7 @@ test("the user's own activities stay next to the agent's; an agent activity name
   expect(worker.options.activities.get('runTool')).toBe(mine);
   expect(worker.options.maxHeartbeatThrottleIntervalMs).toBe(1000);
   expect(worker.options.defaultHeartbeatThrottleIntervalMs).toBe(1000);
+  await worker.runUntil(Promise.resolve()); // releases its hold on the connection
   await expect(
     Worker.create({
       connection: native,
