@@ -90,6 +90,18 @@ test('the tarball holds the compiled package and its entries resolve from an out
   expect(sh('npx', ['--no-install', 'durable-agent', '--help'], app)).toMatch(/durable-agent/);
 });
 
+test('the installed CLI runs an agent from any directory (inline worker, prebuilt workflow bundle)', () => {
+  const workspace = mkdtempSync(path.join(tmp, 'cli-'));
+  writeFileSync(path.join(workspace, 'a.ts'), 'export const a = 1;\n');
+  const out = sh(
+    path.join(app, 'node_modules', '.bin', 'durable-agent'),
+    ['run', '--json', '--model', 'offline-demo', '--workspace', workspace, 'list the TypeScript files here'],
+    workspace,
+    { TEMPORAL_ADDRESS: testAddress(), TEMPORAL_TASK_QUEUE: uniqueQueue('cli'), DURABLE_AGENT_CODEC_KEYS: '' },
+  );
+  expect(JSON.parse(out)).toMatchObject({ exitReason: 'completed' });
+});
+
 test('the example type-checks against the installed types and runs end to end on Temporal', async () => {
   sh('npx', ['--no-install', 'tsc', '-p', '.'], app);
   const queue = uniqueQueue('packed');
