@@ -1,5 +1,6 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { median } from './stats';
+import { baseActivityName } from '../src/shared/activity-names';
 
 export type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 type HistoryEvent = NonNullable<History['events']>[number];
@@ -138,7 +139,7 @@ function isCompletedLocalToolCall(event: HistoryEvent): boolean {
   if (!data) return false;
   try {
     const { activity_type: type } = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string };
-    return TOOL_ACTIVITIES.has(type ?? '');
+    return TOOL_ACTIVITIES.has(baseActivityName(type ?? ''));
   } catch {
     return false;
   }

@@ -37,6 +37,7 @@ import { parseDurationSetting } from '../src/worker';
 import { benchConnectionFor, connectBenchClient, externalServer } from './server';
 import { FAULT_KINDS, expectedAnswer, startSoakApi, type ApiRequest } from './soak-api';
 import { percentile, table } from './stats';
+import { baseActivityName } from '../src/shared/activity-names';
 
 const BIN = path.resolve(__dirname, '..', '..', 'bin', 'durable-agent.js');
 const log = (line: string) => process.stderr.write(`[soak] ${line}\n`);
@@ -419,7 +420,8 @@ async function historyFacts(
     const types = new Map<string, string>();
     for (const event of history.events ?? []) {
       const scheduled = event.activityTaskScheduledEventAttributes;
-      if (scheduled?.activityType?.name) types.set(String(event.eventId), scheduled.activityType.name);
+      if (scheduled?.activityType?.name)
+        types.set(String(event.eventId), baseActivityName(scheduled.activityType.name));
       const completed = event.activityTaskCompletedEventAttributes;
       const payload = completed?.result?.payloads?.[0];
       if (!completed || !payload) continue;

@@ -24,6 +24,7 @@ import {
 import { createAgentWorker } from '../src/worker';
 import { createBenchRegistry } from './scenario';
 import { installQuietRuntime, withWorkers } from './workers';
+import { baseActivityName } from '../src/shared/activity-names';
 
 /**
  * What live text costs: history bytes of a one-call run whose answer streams with its text in the
@@ -179,7 +180,9 @@ function sampleLag(handle: ReturnType<Client['workflow']['getHandle']>, server: 
   const loop = (async () => {
     while (running) {
       const d = await handle.describe().catch(() => undefined);
-      const pending = d?.raw.pendingActivities?.find((a) => a.activityType?.name === 'callModel');
+      const pending = d?.raw.pendingActivities?.find(
+        (a) => baseActivityName(a.activityType?.name ?? '') === 'callModel',
+      );
       const payloads = pending?.heartbeatDetails?.payloads;
       if (payloads?.length) {
         const [details] = await decodeArrayFromPayloads(handle.client.options.loadedDataConverter, payloads);

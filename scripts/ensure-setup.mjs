@@ -1,22 +1,28 @@
 #!/usr/bin/env node
 // Sets up what is missing, idempotently and fast when nothing is: npm dependencies, the compiled
-// code and workflow bundle, and the Temporal CLI (built from its Go module and cached per user).
+// code and workflow bundle, the system packages (bubblewrap; with --for-tests also Chromium,
+// PostgreSQL and openssl, installed with apt-get when allowed, else the command to run), the
+// Temporal CLI and, with --for-tests, the Temporal server and its sql tool (both built from their Go
+// modules and cached per user). Every long step says what it does and how long it took.
 // Plain Node with no dependencies, because it runs before `npm install` has.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensurePackages, longStep } from './setup-system.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const quiet = process.argv.includes('--quiet');
+const forTests = process.argv.includes('--for-tests');
 const say = (line) => process.stderr.write(`[setup] ${line}\n`);
 
-function run(cmd, args) {
-  const result = spawnSync(cmd, args, { cwd: root, stdio: ['ignore', quiet ? 'ignore' : 'inherit', 'inherit'] });
-  if (result.status !== 0) {
-    say(`'${cmd} ${args.join(' ')}' failed with exit code ${result.status}`);
-    process.exit(result.status ?? 1);
+async function run(label, cmd, args, env = process.env) {
+  process.chdir(root);
+  const code = await longStep(say, label, cmd, args, { quiet, env });
+  if (code !== 0) {
+    say(`'${cmd} ${args.join(' ')}' failed with exit code ${code}`);
+    process.exit(code || 1);
   }
 }
 
@@ -35,10 +41,14 @@ if (
   !existsSync(installedMarker) ||
   statSync(installedMarker).mtimeMs < statSync(path.join(root, 'package-lock.json')).mtimeMs
 ) {
-  // `npm install`, not `npm ci`: npm 11 refuses `ci` when the lockfile lacks other platforms'
-  // optional packages (@swc/core-darwin-*), although the install itself resolves them fine.
-  say('installing npm dependencies (npm install)…');
-  run('npm', ['install', '--no-audit', '--no-fund']);
+  // re2 (glob/grep's regex engine) builds with node-gyp when no prebuilt binary can be downloaded:
+  // it needs Node's headers, which a distribution's Node installs in /usr/include/node.
+  const nodedir =
+    !process.env.npm_config_nodedir && existsSync('/usr/include/node/node.h') ? { npm_config_nodedir: '/usr' } : {};
+  await run('installing npm dependencies (npm install)', 'npm', ['install', '--no-audit', '--no-fund'], {
+    ...process.env,
+    ...nodedir,
+  });
 }
 
 // 2. Build: compile and bundle the workflows when any source is newer than the last build.
@@ -46,33 +56,56 @@ const stamp = path.join(root, 'dist', '.build-stamp');
 const sources = ['src', 'scripts', 'bench', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
 const newestSource = Math.max(...sources.map((s) => newestMtime(path.join(root, s))));
 if (!existsSync(stamp) || statSync(stamp).mtimeMs < newestSource) {
-  say('building (tsc + workflow bundle)…');
-  run('npm', ['run', '--silent', 'build']);
+  await run('building (tsc + workflow bundle)', 'npm', ['run', '--silent', 'build']);
   writeFileSync(stamp, new Date().toISOString());
 }
 
-// 3. bubblewrap: bash runs its commands in it on Linux and refuses to run them without it (unless
-// DURABLE_AGENT_SANDBOX=off). Not fatal here: everything else works without it.
-if (process.platform === 'linux' && process.env.DURABLE_AGENT_SANDBOX !== 'off') {
-  const probe = spawnSync('bwrap', ['--version'], { encoding: 'utf8' });
-  if (probe.status !== 0) {
-    say(
-      'bubblewrap (bwrap) is not installed: the bash tool will refuse to run commands. Install it with ' +
-        "'sudo apt-get install bubblewrap' (Fedora: 'sudo dnf install bubblewrap'), or set DURABLE_AGENT_SANDBOX=off " +
-        'to run commands unsandboxed (see docs/sandbox.md).',
-    );
-  } else if (!quiet) {
-    say(`sandbox: ${probe.stdout.trim()}`);
-  }
+// 3. System packages. bash runs its commands in bubblewrap on Linux and refuses them without it
+// (unless DURABLE_AGENT_SANDBOX=off); the tests also drive Chromium, run PostgreSQL and make certificates.
+const sandboxed = process.platform === 'linux' && process.env.DURABLE_AGENT_SANDBOX !== 'off';
+const packages = [...(sandboxed ? ['bubblewrap'] : []), ...(forTests ? ['chromium', 'postgresql', 'openssl'] : [])];
+const problem = await ensurePackages(packages, say, quiet);
+if (problem) {
+  say(problem);
+  if (sandboxed && !forTests) say('(or set DURABLE_AGENT_SANDBOX=off to run commands unsandboxed: docs/sandbox.md)');
+  process.exit(1);
 }
 
 // 4. The Temporal CLI: env, PATH, cache, go install, download — or an exact message.
 const require = createRequire(import.meta.url);
+/** Awaits `promise`, saying every 30 s that `label` still runs (Go builds take minutes). */
+async function withProgress(label, promise) {
+  const started = Date.now();
+  const ticker = setInterval(() => say(`still ${label} (${Math.round((Date.now() - started) / 1000)} s)`), 30_000);
+  try {
+    return await promise;
+  } finally {
+    clearInterval(ticker);
+  }
+}
 const { findTemporalCli } = require(path.join(root, 'dist', 'src', 'server', 'temporal-cli.js'));
 try {
-  const cli = await findTemporalCli({ log: say });
+  const cli = await withProgress('looking for or building the Temporal CLI', findTemporalCli({ log: say }));
   if (!quiet) say(`Temporal CLI: ${cli}`);
 } catch (err) {
   say(err.message);
   process.exit(1);
+}
+
+// 5. Tests only: the Temporal server and its schema tool, for the cluster tests (a few minutes, once).
+if (forTests) {
+  const { cachedServerBinaries, ensureServerBinaries } = require(
+    path.join(root, 'dist', 'scripts', 'cluster', 'binaries.js'),
+  );
+  const cached = cachedServerBinaries();
+  if (!existsSync(cached.server) || !existsSync(cached.sql) || !existsSync(cached.schemaDir)) {
+    const started = Date.now();
+    try {
+      await withProgress('building the Temporal server', ensureServerBinaries(say));
+    } catch (err) {
+      say(err.message);
+      process.exit(1);
+    }
+    say(`Temporal server and sql tool ready (${Math.round((Date.now() - started) / 1000)} s)`);
+  }
 }

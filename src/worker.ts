@@ -11,6 +11,7 @@ import { ensureSearchAttributes } from './server/search-attributes';
 import { ConnectionFailedError, connectFailureReason } from './client';
 import { connectionOptions, temporalConfig, type TemporalConfig } from './config';
 import { createModelResolver } from './models';
+import { prefixedActivities } from './shared/activity-names';
 import { createDefaultRegistry } from './tools';
 import { sandboxStatus, stopAllToolProcesses } from './tools/sandbox';
 
@@ -21,7 +22,7 @@ import { sandboxStatus, stopAllToolProcesses } from './tools/sandbox';
 let runningWorkers = 0;
 
 /** Runs a worker's lifetime; when it was the last one running, stops every process the tools started. */
-async function withToolProcessCleanup<T>(body: () => Promise<T>): Promise<T> {
+export async function withToolProcessCleanup<T>(body: () => Promise<T>): Promise<T> {
   runningWorkers += 1;
   try {
     return await body();
@@ -196,7 +197,10 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   const stickyQueue = sticky
     ? `${options.taskQueue}@${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`
     : undefined;
-  const activities = createActivities({ ...options.deps, ...(stickyQueue ? { workerQueue: stickyQueue } : {}) });
+  const activities = workerActivities(
+    createActivities({ ...options.deps, ...(stickyQueue ? { workerQueue: stickyQueue } : {}) }),
+    options.workerOptions?.activities,
+  );
   const dataConverter: DataConverter = {
     payloadConverterPath: PAYLOAD_CONVERTER_PATH,
     ...(options.dataConverter ?? workerDataConverterFromEnv()),
@@ -206,7 +210,6 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     connection: options.connection,
     namespace: options.namespace,
     dataConverter,
-    activities,
     // Cancellation reaches an activity only through a heartbeat response: keep the gap short so
     // an interrupt stops running tools and model calls within seconds.
     maxHeartbeatThrottleInterval: '1 second',
@@ -222,6 +225,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     shutdownForceTime: graceMs + SHUTDOWN_FORCE_MARGIN_MS,
     ...(options.identity ? { identity: options.identity } : {}),
     ...options.workerOptions,
+    activities,
   } satisfies Partial<WorkerOptions>;
   try {
     const added = await ensureSearchAttributes(options.connection.operatorService, options.namespace);
@@ -237,11 +241,35 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   const main = await Worker.create({
     ...common,
     taskQueue: options.taskQueue,
-    ...(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('./workflows') }),
+    ...workflowsOf(options.workerOptions, bundle),
   });
   // Activities only: no workflows are bundled or polled for on this process's own queue.
-  const own = stickyQueue ? await Worker.create({ ...common, taskQueue: stickyQueue }) : undefined;
+  const own = stickyQueue
+    ? await Worker.create({ ...common, taskQueue: stickyQueue, workflowsPath: undefined, workflowBundle: undefined })
+    : undefined;
   return new AgentWorker(main, own, stickyQueue);
+}
+
+/**
+ * The agent's activities under their prefixed names (`durableAgent.callModel`) and, for runs
+ * recorded before the prefix, their bare names, next to the caller's own `extra` activities. A
+ * bare name the caller also uses stays the caller's; a prefixed one may not be taken.
+ */
+export function workerActivities(agent: Record<string, unknown>, extra: object | undefined): Record<string, unknown> {
+  const own = { ...(extra as Record<string, unknown> | undefined) };
+  const prefixed = prefixedActivities(agent);
+  const clash = Object.keys(prefixed).filter((name) => name in own);
+  if (clash.length) throw new Error(`activity names reserved by durable-agent: ${clash.join(', ')}`);
+  return { ...agent, ...own, ...prefixed };
+}
+
+/** The caller's workflows when `workerOptions` names any, else the agent's (bundle or source). */
+function workflowsOf(
+  workerOptions: Partial<WorkerOptions> | undefined,
+  bundle: string | undefined,
+): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> {
+  if (workerOptions?.workflowsPath !== undefined || workerOptions?.workflowBundle !== undefined) return {};
+  return bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('./workflows') };
 }
 
 /** The production wiring: real model providers and built-in tools. */

@@ -1,6 +1,7 @@
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import type { AgentHandle } from '../client';
 import { parseModelProgress, type StreamTail } from '../shared/live-progress';
+import { baseActivityName } from '../shared/activity-names';
 
 /** The model call activity whose streamed text run/follow print live (summaries are printed from the result). */
 const MODEL_CALL_ACTIVITY = 'callModel';
@@ -23,7 +24,7 @@ export interface LiveSnapshot {
 export async function readLiveSnapshot(handle: AgentHandle): Promise<LiveSnapshot | undefined> {
   const description = await handle.describe();
   const pending = description.raw.pendingActivities ?? [];
-  const call = pending.find((a) => a.activityType?.name === MODEL_CALL_ACTIVITY);
+  const call = pending.find((a) => baseActivityName(a.activityType?.name ?? '') === MODEL_CALL_ACTIVITY);
   const payloads = call?.heartbeatDetails?.payloads;
   if (!call || !payloads?.length) return undefined;
   let details: unknown[];

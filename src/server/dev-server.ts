@@ -92,7 +92,9 @@ export function devServerArgs(options: DevServerOptions): string[] {
   for (const setting of options.dynamicConfig ?? DEV_SERVER_DYNAMIC_CONFIG)
     args.push('--dynamic-config-value', setting);
   if (options.headless) args.push('--headless');
-  else args.push('--ui-port', String(options.uiPort ?? DEFAULT_UI_PORT));
+  // As the `temporal` CLI does: the Web UI on the server's port + 1000 (7233 → 8233), so a server on
+  // another port (a test's) does not need the default UI port free.
+  else args.push('--ui-port', String(options.uiPort ?? port + (DEFAULT_UI_PORT - 7233)));
   return args;
 }
 

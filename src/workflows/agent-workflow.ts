@@ -20,6 +20,7 @@ import {
 } from '../shared';
 import { modelActivityOptions } from '../shared/run-timeouts';
 import { Approvals } from './approvals';
+import { agentActivities } from './activity-proxy';
 import { keepConversationSmall } from './compaction';
 import { carriedState, shouldContinueAsNew } from './continuation';
 import { Conversation } from './conversation';
@@ -87,7 +88,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const events = new EventLog(resume, () => board.showDetails());
   const emit = events.emit.bind(events);
   const hooks = new Hooks(
-    { runId: info.workflowId, workspace: input.workspace, network: input.network ?? false },
+    { runId: info.workflowId, workspace: input.workspace, network: input.network ?? false, prefixed: flags.prefixed },
     emit,
   );
   /** What run start assembled (runs with 'run-context'). */
@@ -95,16 +96,21 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   /** The run's MCP tools (runs with 'mcp-tools' and native tool calls; docs/mcp.md). */
   const mcp =
     flags.mcp && flags.context && !textTools
-      ? new McpTools({ workspace: input.workspace, network: input.network ?? false }, emit, (specs, hash) =>
-          modelCalls.useMcpTools(specs, hash),
+      ? new McpTools(
+          { workspace: input.workspace, network: input.network ?? false, prefixed: flags.prefixed },
+          emit,
+          (specs, hash) => modelCalls.useMcpTools(specs, hash),
         )
       : undefined;
   const modelOptions = modelActivityOptions(input.timeouts);
   const modelCalls = new ModelCalls(
-    proxyActivities<Activities>(
-      flags.hardened
-        ? { ...modelOptions, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
-        : modelOptions,
+    agentActivities(
+      proxyActivities<Activities>(
+        flags.hardened
+          ? { ...modelOptions, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
+          : modelOptions,
+      ),
+      flags.prefixed,
     ),
     conversation,
     {

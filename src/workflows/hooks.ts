@@ -9,6 +9,7 @@ import {
   type RunHookInput,
 } from '../shared/hooks-io';
 import { failureMessage, stopping } from './model-calls';
+import { agentActivities } from './activity-proxy';
 
 /** Longest hook text (a reason, added context) that reaches the model or the events. */
 const HOOK_TEXT_CHARS = 8_000;
@@ -33,15 +34,18 @@ export class Hooks {
   private events: ReadonlySet<string> = new Set();
 
   constructor(
-    private readonly base: { runId: string; workspace?: string; network: boolean },
+    private readonly base: { runId: string; workspace?: string; network: boolean; prefixed?: boolean },
     private readonly emit: (event: RunEventInput) => void,
   ) {
-    this.activities = proxyActivities<Activities>({
-      startToCloseTimeout: HOOK_ACTIVITY_TIMEOUT_MS,
-      heartbeatTimeout: HOOK_HEARTBEAT_TIMEOUT_MS,
-      retry: { maximumAttempts: 1 },
-      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    });
+    this.activities = agentActivities(
+      proxyActivities<Activities>({
+        startToCloseTimeout: HOOK_ACTIVITY_TIMEOUT_MS,
+        heartbeatTimeout: HOOK_HEARTBEAT_TIMEOUT_MS,
+        retry: { maximumAttempts: 1 },
+        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      }),
+      base.prefixed,
+    );
   }
 
   /** The workspace's real path recorded at run start: every later hook runs there. */

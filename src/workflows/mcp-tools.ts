@@ -2,6 +2,7 @@ import { proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow
 import type { Activities } from '../activities';
 import { failureMessage, stopping } from './model-calls';
 import { hashString, type RunEventInput, type ToolSpec } from '../shared';
+import { agentActivities } from './activity-proxy';
 import {
   describeMcpServer,
   isMcpToolName,
@@ -42,15 +43,18 @@ export class McpTools {
   private carriedIn: unknown[] | undefined;
 
   constructor(
-    private readonly run: { workspace?: string; network: boolean },
+    private readonly run: { workspace?: string; network: boolean; prefixed?: boolean },
     private readonly emit: (event: RunEventInput) => void,
     /** Told the new definitions (the model calls send them). */
     private readonly onChange: (specs: ToolSpec[], hash: string | undefined) => void = () => {},
   ) {
-    this.activities = proxyActivities<Activities>({
-      startToCloseTimeout: '2 minutes',
-      retry: { initialInterval: '1 second', maximumAttempts: 2 },
-    });
+    this.activities = agentActivities(
+      proxyActivities<Activities>({
+        startToCloseTimeout: '2 minutes',
+        retry: { initialInterval: '1 second', maximumAttempts: 2 },
+      }),
+      run.prefixed,
+    );
   }
 
   get active(): boolean {

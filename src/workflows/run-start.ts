@@ -3,6 +3,7 @@ import type { Activities } from '../activities';
 import { DONE_TOOL_NAME, ErrorTypes, cutChars, utf8Length, type RunContinuation, type RunEventInput } from '../shared';
 import type { ParsedInput } from './settings';
 import type { McpTools } from './mcp-tools';
+import { agentActivities } from './activity-proxy';
 
 /** The run's context, as the workflow keeps and carries it. */
 export type RunContext = NonNullable<RunContinuation['context']>;
@@ -36,7 +37,7 @@ export async function prepareRun(
   input: ParsedInput,
   resume: RunContinuation | undefined,
   enabled: boolean,
-  settings: { model: string; toolProtocol: 'native' | 'xml'; requireDone: boolean },
+  settings: { model: string; toolProtocol: 'native' | 'xml'; requireDone: boolean; prefixedActivities?: boolean },
   emit: (event: RunEventInput) => void,
   /** Runs with 'mcp-tools': the run's MCP servers are listed here (docs/mcp.md). */
   mcp?: McpTools,
@@ -52,10 +53,13 @@ export async function prepareRun(
     return { system: resume.context.system, context: resume.context, hookEvents: resume.hookEvents ?? [] };
   }
   // A local activity: it runs where the workflow runs, which tells the run where to keep its conversation.
-  const { prepareRun: prepare } = proxyLocalActivities<Activities>({
-    startToCloseTimeout: '2 minutes',
-    retry: { initialInterval: '1 second', maximumAttempts: 5 },
-  });
+  const { prepareRun: prepare } = agentActivities(
+    proxyLocalActivities<Activities>({
+      startToCloseTimeout: '2 minutes',
+      retry: { initialInterval: '1 second', maximumAttempts: 5 },
+    }),
+    settings.prefixedActivities,
+  );
   let prepared: Awaited<ReturnType<typeof prepare>>;
   try {
     prepared = await prepare.executeWithOptions({ summary: 'assemble context · hooks' }, [

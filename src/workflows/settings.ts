@@ -33,6 +33,8 @@ export interface PatchFlags {
   context: boolean;
   /** MCP servers listed at run start and their tools offered (docs/mcp.md). */
   mcp: boolean;
+  /** The agent's activities are scheduled as `durableAgent.<name>` (no collision with a user's own). */
+  prefixed: boolean;
 }
 
 export function patchFlags(): PatchFlags {
@@ -45,6 +47,7 @@ export function patchFlags(): PatchFlags {
     hardened: patched('hardened-run'),
     context: patched('run-context'),
     mcp: patched('mcp-tools'),
+    prefixed: patched('prefixed-activity-names'),
   };
 }
 
@@ -87,6 +90,7 @@ export function settingsOf(input: ParsedInput, flags: PatchFlags) {
   const compactAt = input.compactAtBytes ?? DEFAULT_COMPACT_AT_BYTES;
   return {
     model,
+    prefixedActivities: flags.prefixed,
     maxIterations: input.maxIterations ?? DEFAULTS.maxIterations,
     /** A session's bound across all its messages (none unless set); `maxIterations` then bounds each message. */
     maxSessionIterations: input.maxSessionIterations,

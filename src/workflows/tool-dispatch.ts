@@ -25,6 +25,7 @@ import {
 } from '../shared';
 import { toolActivityOptions, type RunTimeouts } from '../shared/run-timeouts';
 import type { Approvals } from './approvals';
+import { agentActivities } from './activity-proxy';
 import type { Conversation } from './conversation';
 import { failureMessage, stopping, type ModelCalls } from './model-calls';
 import type { Hooks } from './hooks';
@@ -41,7 +42,13 @@ export interface DispatchSettings {
   approvalTimeoutMs: number;
   timeouts?: RunTimeouts;
   /** Patches: which code paths this run's history was recorded with. */
-  flags: { hardened: boolean; localReadTools: boolean; workerLocalTools: boolean; context: boolean };
+  flags: {
+    hardened: boolean;
+    localReadTools: boolean;
+    workerLocalTools: boolean;
+    context: boolean;
+    prefixed?: boolean;
+  };
   /** PreToolUse / PostToolUse(Failure) hooks (runs with 'run-context'). */
   hooks?: Hooks;
   /** The run's MCP tools (runs with 'mcp-tools'; docs/mcp.md). */
@@ -79,15 +86,21 @@ export class ToolDispatch {
   ) {
     const options = toolActivityOptions(s.timeouts);
     // A cancelled call's end is recorded before the run goes on, so no call is left drawn as pending.
-    this.remote = proxyActivities<Activities>(
-      s.flags.hardened
-        ? { ...options, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
-        : options,
+    this.remote = agentActivities(
+      proxyActivities<Activities>(
+        s.flags.hardened
+          ? { ...options, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
+          : options,
+      ),
+      s.flags.prefixed,
     );
-    this.local = proxyLocalActivities<Activities>({
-      startToCloseTimeout: LOCAL_TOOL_START_TO_CLOSE_TIMEOUT,
-      retry: { ...TOOL_RETRY, maximumAttempts: s.timeouts?.toolMaxAttempts ?? TOOL_RETRY.maximumAttempts },
-    });
+    this.local = agentActivities(
+      proxyLocalActivities<Activities>({
+        startToCloseTimeout: LOCAL_TOOL_START_TO_CLOSE_TIMEOUT,
+        retry: { ...TOOL_RETRY, maximumAttempts: s.timeouts?.toolMaxAttempts ?? TOOL_RETRY.maximumAttempts },
+      }),
+      s.flags.prefixed,
+    );
   }
 
   /** The workspace's real path recorded at run start: every later tool call runs there. */

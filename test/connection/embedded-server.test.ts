@@ -30,6 +30,8 @@ afterAll(() => {
   }
 });
 
+const UI_PORT_OFFSET = DEFAULT_UI_PORT - 7233;
+
 function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();
@@ -39,11 +41,11 @@ function portIsFree(port: number): Promise<boolean> {
 }
 
 test('loopback, nothing listening, no TLS or API key: run starts the embedded server and completes', async () => {
-  // The embedded server's Web UI takes port 8233; the dev server refuses to start without it.
-  if (!(await portIsFree(DEFAULT_UI_PORT))) {
-    throw new Error(`port ${DEFAULT_UI_PORT} is taken on this machine: the embedded server cannot start its Web UI`);
-  }
-  const address = `127.0.0.1:${await freePort()}`;
+  // The embedded server's Web UI takes its port + 1000: both free, whatever this machine runs on
+  // 7233/8233 (an embedded server `npm start` left running).
+  let port = await freePort();
+  while (port + UI_PORT_OFFSET > 65535 || !(await portIsFree(port + UI_PORT_OFFSET))) port = await freePort();
+  const address = `127.0.0.1:${port}`;
   const workspace = await tempWorkspace('embedded');
   const out = await processes.durableAgent(['run', '--json', '--workspace', workspace, 'list the files here'], {
     TEMPORAL_ADDRESS: address,

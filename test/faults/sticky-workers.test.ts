@@ -2,6 +2,7 @@ import type { agentWorkflow } from '../../src/workflows';
 import { CACHE_MISS_ERROR_TYPE, WORKFLOW_TYPE } from '../../src/shared';
 import { message } from '../support/fake-anthropic';
 import { useFaultSuite } from '../support/fault-suite';
+import { baseActivityName } from '../../src/shared/activity-names';
 
 // Two real worker processes on one task queue, each with its own conversation cache. Without
 // sticky activities each model call lands on either worker and half of them miss the cache; with
@@ -35,7 +36,7 @@ test('with two workers a run keeps calling the one that holds its conversation: 
   expect(misses).toHaveLength(0);
   const calls = events
     .map((e) => e.activityTaskScheduledEventAttributes)
-    .filter((a) => a?.activityType?.name === 'callModel');
+    .filter((a) => baseActivityName(a?.activityType?.name ?? '') === 'callModel');
   const queues = calls.map((a) => a?.taskQueue?.name ?? '');
   // Run start (a local activity) tells the run which worker runs its workflow: every call goes to
   // that worker's own queue, where the local tools' results are cached too.

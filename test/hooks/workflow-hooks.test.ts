@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
 import { withWorker } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
+import { baseActivityName } from '../../src/shared/activity-names';
 
 // Hooks in real runs: a worker with a settings file, the scripted model, the real bash tool.
 const { suite, start } = useWorkflowSuite('hooks');
@@ -21,7 +22,7 @@ function writeSettings(hooks: Record<string, unknown[]>): void {
 async function scheduled(workflowId: string): Promise<string[]> {
   const history = await suite.env.client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? [])
-    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .map((e) => baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''))
     .filter((n): n is string => !!n);
 }
 

@@ -5,6 +5,7 @@ import type { AgentRunInput, ToolResultBlock } from '../../src/shared';
 import { WORKFLOW_TYPE } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
 import type { RecordedRequest } from './fake-anthropic';
+import { baseActivityName } from '../../src/shared/activity-names';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -92,7 +93,7 @@ export async function completedActivities(client: Client, workflowId: string): P
   const done: string[] = [];
   for (const event of history.events ?? []) {
     const s = event.activityTaskScheduledEventAttributes;
-    if (s?.activityType?.name) scheduled.set(String(event.eventId), s.activityType.name);
+    if (s?.activityType?.name) scheduled.set(String(event.eventId), baseActivityName(s.activityType.name));
     const c = event.activityTaskCompletedEventAttributes;
     if (c) done.push(scheduled.get(String(c.scheduledEventId)) ?? '?');
   }

@@ -17,6 +17,7 @@ import { createDefaultRegistry } from '../../src/tools';
 import type { agentWorkflow } from '../../src/workflows';
 import { runResult, toolResults, waitForState } from '../support/run-helpers';
 import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { baseActivityName } from '../../src/shared/activity-names';
 
 let env: TestEnv;
 let workspace: string;
@@ -45,7 +46,7 @@ function start(taskQueue: string, input: Partial<AgentRunInput> & { prompt?: str
 async function scheduledActivities(id: string): Promise<string[]> {
   const history = await env.client.workflow.getHandle(id).fetchHistory();
   return (history.events ?? [])
-    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .map((e) => baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''))
     .filter((n): n is string => !!n);
 }
 
@@ -125,7 +126,7 @@ test('three parallel tool calls come back in one user message, keyed by id, in t
   const history = await env.client.workflow.getHandle(id).fetchHistory();
   const kinds = (history.events ?? [])
     .map((e) =>
-      e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool'
+      baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') === 'runTool'
         ? 'scheduled'
         : e.activityTaskCompletedEventAttributes
           ? 'completed'

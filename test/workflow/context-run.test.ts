@@ -6,6 +6,7 @@ import type { agentWorkflow } from '../../src/workflows';
 import { message, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 import { runResult } from '../support/run-helpers';
 import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { baseActivityName } from '../../src/shared/activity-names';
 
 /**
  * What reaches the model: a real run (real workflow, worker, Anthropic SDK) against the fake
@@ -61,9 +62,11 @@ async function assembleCount(workflowId: string): Promise<number> {
   const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
   const decoder = new TextDecoder();
   return (history.events ?? []).filter((e) => {
-    if (ASSEMBLING.has(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '')) return true;
+    if (ASSEMBLING.has(baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''))) return true;
     const payloads = Object.values(e.markerRecordedEventAttributes?.details ?? {}).flatMap((p) => p.payloads ?? []);
-    return payloads.some((p) => p.data && /"(assembleContext|prepareRun)"/.test(decoder.decode(p.data)));
+    return payloads.some(
+      (p) => p.data && /"(durableAgent\.)?(assembleContext|prepareRun)"/.test(decoder.decode(p.data)),
+    );
   }).length;
 }
 

@@ -8,6 +8,7 @@ import { createDefaultRegistry } from '../../src/tools';
 import { COMPACTION_INSTRUCTION } from '../../src/workflows/compaction';
 import type { agentWorkflow } from '../../src/workflows';
 import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { baseActivityName } from '../../src/shared/activity-names';
 
 let env: TestEnv;
 let workspace: string;
@@ -85,7 +86,9 @@ test('model calls carry only the new messages: history records each tool output 
   for (let i = 1; i <= n; i++) expect(lastRequest).toContain(`out${i}:xxxx`);
 
   const events = await historyOf(id);
-  const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel');
+  const scheduled = events.filter(
+    (e) => baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') === 'callModel',
+  );
   const modelInputs = scheduled.map((e) => payloadBytes(e.activityTaskScheduledEventAttributes?.input?.payloads));
   expect(modelInputs).toHaveLength(n + 1);
   // The system prompt travels once, with the first (full) call; later calls send only its hash.

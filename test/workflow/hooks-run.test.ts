@@ -22,6 +22,7 @@ import { runResult, waitForState } from '../support/run-helpers';
 import { testAddress, testBundlePath, uniqueQueue, withWorker } from '../support/temporal';
 import { WorkerFleet } from '../support/worker-harness';
 import { useWorkflowSuite } from '../support/workflow-suite';
+import { baseActivityName } from '../../src/shared/activity-names';
 
 jest.setTimeout(120_000);
 const { suite, start } = useWorkflowSuite('hooks-run');
@@ -38,7 +39,7 @@ async function historyOf(workflowId: string) {
 }
 async function hookActivities(workflowId: string): Promise<string[]> {
   return (await historyOf(workflowId))
-    .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runHook')
+    .filter((e) => baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') === 'runHook')
     .map((e) => {
       const data = e.userMetadata?.summary?.data;
       return data ? (JSON.parse(Buffer.from(data).toString('utf8')) as string) : '?';
@@ -46,7 +47,7 @@ async function hookActivities(workflowId: string): Promise<string[]> {
 }
 async function scheduled(workflowId: string, name: string): Promise<number> {
   return (await historyOf(workflowId)).filter(
-    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name,
+    (e) => baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') === name,
   ).length;
 }
 const json = (v: unknown) => JSON.stringify(v);

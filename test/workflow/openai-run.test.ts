@@ -10,6 +10,7 @@ import type { agentWorkflow } from '../../src/workflows';
 import { answer, startFakeOpenAI, toolCalls, type FakeOpenAI } from '../support/fake-openai';
 import { runResult, waitForState } from '../support/run-helpers';
 import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { baseActivityName } from '../../src/shared/activity-names';
 
 let env: TestEnv;
 let fake: FakeOpenAI;
@@ -124,7 +125,7 @@ test('history grows linearly: model call inputs stay small while the conversatio
     (p ?? []).reduce((s, x) => s + (x.data?.length ?? 0), 0);
   const events = history.events ?? [];
   const modelInputs = events
-    .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
+    .filter((e) => baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') === 'callModel')
     .map((e) => size(e.activityTaskScheduledEventAttributes?.input?.payloads));
   expect(modelInputs).toHaveLength(n + 1);
   // The first call carries the system prompt and the prompt; each later one only its delta, never a tool output.

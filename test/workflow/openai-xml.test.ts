@@ -11,6 +11,7 @@ import type { agentWorkflow } from '../../src/workflows';
 import { answer, startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 import { runResult, waitForState } from '../support/run-helpers';
 import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { baseActivityName } from '../../src/shared/activity-names';
 
 let env: TestEnv;
 let fake: FakeOpenAI;
@@ -101,7 +102,7 @@ test('history grows linearly under the text protocol: each output is recorded ab
     (p ?? []).reduce((s, x) => s + (x.data?.length ?? 0), 0);
   const events = history.events ?? [];
   const modelInputs = events
-    .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
+    .filter((e) => baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') === 'callModel')
     .map((e) => size(e.activityTaskScheduledEventAttributes?.input?.payloads));
   expect(modelInputs).toHaveLength(n + 1);
   // Each later call carries only its delta: the previous answer and one observation (the tool's

@@ -5,6 +5,7 @@ import {
   decodeOptionalFailureToOptionalError,
 } from '@temporalio/common/lib/internal-non-workflow';
 import { temporal } from '@temporalio/proto';
+import { baseActivityName } from '../../shared/activity-names';
 
 /**
  * Reads a run's event history page by page, across continue-as-new, and decodes the payloads a
@@ -117,7 +118,7 @@ async function decodeEvent(
     }
     case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
       const a = event.activityTaskScheduledEventAttributes;
-      const activityType = a?.activityType?.name ?? '';
+      const activityType = baseActivityName(a?.activityType?.name ?? '');
       scheduledTypes.set(id, activityType);
       // Tool inputs are already in the assistant's tool_use blocks: not decoded again.
       const input = CONVERSATION_ACTIVITIES.has(activityType) ? await decode(client, a?.input?.payloads) : undefined;
@@ -144,7 +145,7 @@ async function decodeEvent(
       const result = a.details?.['result']?.payloads;
       return {
         kind: 'local_activity_completed',
-        activityType: meta?.activity_type ?? '',
+        activityType: baseActivityName(meta?.activity_type ?? ''),
         result: await decode(client, result),
       };
     }

@@ -1,0 +1,34 @@
+import type { BundleOptions } from '@temporalio/worker';
+import * as path from 'node:path';
+
+/**
+ * A workflow bundle must hold one copy of `@temporalio/workflow`: two (the user's, and one next to a
+ * linked or nested durable-agent) break every workflow task ("Cannot read private member"). The
+ * bundle resolves the package as the user's workflows module does, wherever durable-agent lies.
+ */
+export function singleWorkflowPackage(options: BundleOptions): BundleOptions {
+  const from = options.workflowsPath ? path.dirname(options.workflowsPath) : process.cwd();
+  let root: string;
+  try {
+    root = path.dirname(require.resolve('@temporalio/workflow/package.json', { paths: [from] }));
+  } catch {
+    return options; // the bundler reports the missing package itself
+  }
+  const previous = options.webpackConfigHook;
+  return {
+    ...options,
+    webpackConfigHook: (config) => {
+      const base = previous ? previous(config) : config;
+      const alias = base.resolve?.alias;
+      return {
+        ...base,
+        resolve: {
+          ...base.resolve,
+          alias: Array.isArray(alias)
+            ? [...alias, { name: '@temporalio/workflow', alias: root }]
+            : { ...alias, '@temporalio/workflow': root },
+        },
+      };
+    },
+  };
+}
