@@ -2,6 +2,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { FAILURE_CONVERTER_PATH } from '../src/codec';
+import { withTelemetryVariants } from '../src/telemetry/bundle';
 
 /**
  * Bundles the workflow code once, so workers start without webpack. Run by `npm run build`
@@ -9,11 +10,11 @@ import { FAILURE_CONVERTER_PATH } from '../src/codec';
  */
 async function main(): Promise<void> {
   const workflowsPath = path.resolve(__dirname, '..', 'src', 'workflows');
-  for (const [file, options] of [
+  for (const [file, options] of withTelemetryVariants([
     ['workflow-bundle.js', {}],
     // Workers with the encryption codec: workflow failures are converted (and encrypted) in the sandbox.
     ['workflow-bundle-codec.js', { failureConverterPath: FAILURE_CONVERTER_PATH }],
-  ] as const) {
+  ] as const)) {
     const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger, ...options });
     const target = path.resolve(__dirname, '..', file);
     await fs.writeFile(target, code);
