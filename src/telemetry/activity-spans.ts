@@ -68,7 +68,8 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
       async (span) => {
         try {
           const output = await call();
-          const response = type === 'summarizeRun' ? (output as SummarizeRunOutput).response : (output as CallModelOutput);
+          const response =
+            type === 'summarizeRun' ? (output as SummarizeRunOutput).response : (output as CallModelOutput);
           const usage = recordResponse(span, response, this.settings.content);
           const cost = usage && response ? (costOf(model, response.usage) ?? undefined) : undefined;
           if (cost !== undefined) span.setAttribute('durable_agent.cost_usd', cost);
@@ -76,7 +77,10 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
           return output;
         } catch (err) {
           const errorType = failed(span, err);
-          this.settings.metrics?.modelCall({ ...common, 'error.type': errorType }, (performance.now() - started) / 1000);
+          this.settings.metrics?.modelCall(
+            { ...common, 'error.type': errorType },
+            (performance.now() - started) / 1000,
+          );
           throw err;
         } finally {
           span.end();
@@ -118,7 +122,11 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
           return output;
         } catch (err) {
           const errorType = failed(span, err);
-          this.settings.metrics?.toolCall({ ...common, 'error.type': errorType }, (performance.now() - started) / 1000, true);
+          this.settings.metrics?.toolCall(
+            { ...common, 'error.type': errorType },
+            (performance.now() - started) / 1000,
+            true,
+          );
           throw err;
         } finally {
           span.end();
@@ -155,18 +163,15 @@ function recordResponse(
     'gen_ai.usage.cache_read.input_tokens': num(u.cacheReadInputTokens),
     'gen_ai.usage.cache_creation.input_tokens': num(u.cacheCreationInputTokens),
   });
-  if (content) span.setAttribute('gen_ai.output.messages', contentText([{ role: 'assistant', content: response.content }]));
+  if (content)
+    span.setAttribute('gen_ai.output.messages', contentText([{ role: 'assistant', content: response.content }]));
   return { input, output };
 }
 
 /** Marks the span failed; returns the `error.type` (the failure's type, e.g. `ModelError.RateLimit`). */
 function failed(span: otel.Span, err: unknown): string {
   const type =
-    isObject(err) && typeof err.type === 'string' && err.type
-      ? err.type
-      : err instanceof Error
-        ? err.name
-        : '_OTHER';
+    isObject(err) && typeof err.type === 'string' && err.type ? err.type : err instanceof Error ? err.name : '_OTHER';
   span.setAttribute('error.type', type);
   span.setStatus({ code: otel.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
   if (err instanceof Error) span.recordException(err);

@@ -72,7 +72,9 @@ export function parseProtocol(name: string, raw: string | undefined): OtlpProtoc
   if (raw === undefined) return 'http/protobuf';
   const found = OTLP_PROTOCOLS.find((p) => p === raw.trim().toLowerCase());
   if (!found) {
-    throw new Error(`${name} must be one of ${OTLP_PROTOCOLS.join(', ')} (durable-agent sends OTLP over HTTP), got '${raw}'`);
+    throw new Error(
+      `${name} must be one of ${OTLP_PROTOCOLS.join(', ')} (durable-agent sends OTLP over HTTP), got '${raw}'`,
+    );
   }
   return found;
 }

@@ -18,7 +18,12 @@ import {
   makeWorkflowExporter,
 } from '@temporalio/interceptors-opentelemetry';
 import type { WorkerOptions } from '@temporalio/worker';
-import { DEFAULT_METRIC_EXPORT_INTERVAL_MS, DEFAULT_SERVICE_NAME, telemetryOptionsFromEnv, type TelemetryOptions } from './config';
+import {
+  DEFAULT_METRIC_EXPORT_INTERVAL_MS,
+  DEFAULT_SERVICE_NAME,
+  telemetryOptionsFromEnv,
+  type TelemetryOptions,
+} from './config';
 import { GenAiActivityInterceptor } from './activity-spans';
 import { AgentMetrics } from './metrics';
 import { ensureNodeContext } from './node-context';

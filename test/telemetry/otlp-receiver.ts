@@ -61,7 +61,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
           res.writeHead(404).end();
           return;
         }
-        res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : '');
+        res
+          .writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' })
+          .end(json ? '{}' : '');
       } catch (err) {
         res.writeHead(400).end(String(err));
       }
@@ -85,7 +87,9 @@ function protoObject(type: ProtoType, body: Buffer): unknown {
 /** Span and trace ids: hex in OTLP/JSON, bytes (here base64) in protobuf. */
 function hexId(id: unknown): string | undefined {
   if (typeof id !== 'string' || id === '') return undefined;
-  return /^[0-9a-f]+$/.test(id) && (id.length === 16 || id.length === 32) ? id : Buffer.from(id, 'base64').toString('hex');
+  return /^[0-9a-f]+$/.test(id) && (id.length === 16 || id.length === 32)
+    ? id
+    : Buffer.from(id, 'base64').toString('hex');
 }
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
