@@ -20,6 +20,7 @@ import {
   workerSettings,
   type WorkerSettings,
 } from '../worker';
+import { shutdownTelemetryFromEnv } from '../telemetry';
 
 export interface WorkerCommandOptions {
   config: TemporalConfig;
@@ -145,6 +146,7 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await shutdownTelemetryFromEnv();
   }
   if (stopping) out(`Worker stopped ${formatMs(Date.now() - stopping.at)} after ${stopping.signal}.`);
   return exitCode;

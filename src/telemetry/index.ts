@@ -128,6 +128,11 @@ export function telemetryFromEnv(env: NodeJS.ProcessEnv = process.env): Telemetr
   return fromEnv.telemetry;
 }
 
+/** Sends what the environment-configured telemetry still buffers and stops it (a worker process's exit). */
+export async function shutdownTelemetryFromEnv(): Promise<void> {
+  await fromEnv?.telemetry?.shutdown().catch(() => undefined);
+}
+
 /** The tracer durable-agent's own spans use, for a program that adds spans around a run. */
 export function agentTracer(telemetry: Telemetry): otel.Tracer {
   return telemetry.tracerProvider.getTracer(TRACER_NAME);
