@@ -1,11 +1,11 @@
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
 import type { ModelProvider } from '../../src/models/types';
 import { WORKFLOW_TYPE, approveToolUpdate, stateQuery, type ModelResponse } from '../../src/shared';
-import { TELEMETRY_WORKFLOW_MODULE, createTelemetry, type Telemetry, type TelemetryOptions } from '../../src/telemetry';
+import { createTelemetry, type Telemetry, type TelemetryOptions } from '../../src/telemetry';
 import { createDefaultRegistry } from '../../src/tools';
 import { createAgentWorker } from '../../src/worker';
 import type { agentWorkflow } from '../../src/workflows';
@@ -17,6 +17,7 @@ import {
   uniqueQueue,
   type TestEnv,
 } from '../support/temporal';
+import { buildOtelBundle } from './otel-bundle';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver';
 
 let env: TestEnv;
@@ -29,13 +30,7 @@ const telemetries: Telemetry[] = [];
 beforeAll(async () => {
   env = await connectTestEnv();
   receiver = await startOtlpReceiver();
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../../src/workflows'),
-    workflowInterceptorModules: [TELEMETRY_WORKFLOW_MODULE],
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
-  });
-  otelBundle = path.join(await tempWorkspace('otel-bundle'), 'workflow-bundle-otel.js');
-  await fs.writeFile(otelBundle, code);
+  otelBundle = await buildOtelBundle();
 }, 180_000);
 afterAll(async () => {
   await Promise.all(telemetries.map((t) => t.shutdown()));
