@@ -17,7 +17,9 @@ import {
   OpenTelemetryActivityOutboundInterceptor,
   makeWorkflowExporter,
 } from '@temporalio/interceptors-opentelemetry';
-import type { WorkerOptions } from '@temporalio/worker';
+import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
+import type { InjectedSink, WorkerOptions } from '@temporalio/worker';
+import type { WorkflowInfo } from '@temporalio/workflow';
 import {
   DEFAULT_METRIC_EXPORT_INTERVAL_MS,
   DEFAULT_SERVICE_NAME,
@@ -84,7 +86,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     : undefined;
   const metrics = meterProvider ? new AgentMetrics(meterProvider.getMeter(TRACER_NAME)) : undefined;
   const spanSettings = { tracer, content: options.content === true, ...(metrics ? { metrics } : {}) };
-  const workflowSink = makeWorkflowExporter(processor, resource);
+  const workflowSink = workflowSpanSink(processor, resource);
 
   return {
     options,
@@ -112,6 +114,26 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       await Promise.all([tracerProvider.shutdown(), meterProvider?.shutdown()]);
     },
   };
+}
+
+/**
+ * Temporal's sink for the workflow's spans, given only the run's identity: the stock sink copies the
+ * whole `WorkflowInfo` onto every span, `lastResult`, `lastFailure` and `memo` included, which can hold
+ * a previous run's answer (a cron or retried run) whether or not content capture is on.
+ */
+function workflowSpanSink(processor: SpanProcessor, resource: Resource): InjectedSink<OpenTelemetryWorkflowExporter> {
+  const stock = makeWorkflowExporter(processor, resource);
+  return {
+    export: {
+      fn: (info, spans) => stock.export.fn(runIdentity(info), spans),
+      callDuringReplay: false,
+    },
+  };
+}
+
+function runIdentity(info: WorkflowInfo): WorkflowInfo {
+  const { workflowId, runId, workflowType, taskQueue, namespace, attempt } = info;
+  return { workflowId, runId, workflowType, taskQueue, namespace, attempt } as WorkflowInfo;
 }
 
 let fromEnv: { telemetry: Telemetry | undefined } | undefined;

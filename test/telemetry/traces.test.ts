@@ -149,6 +149,10 @@ test('a run with tools is one trace: invoke_agent, chat per model call, execute_
     'gen_ai.usage.output_tokens': result.usage.outputTokens,
   });
   expect(ancestry(agent)).toEqual(['RunWorkflow:agentWorkflow']);
+  // Workflow spans carry the run's identity, not the whole WorkflowInfo (whose lastResult can hold an answer).
+  expect(Object.keys(one('RunWorkflow:agentWorkflow').attributes).sort()).toEqual(
+    ['attempt', 'namespace', 'runId', 'taskQueue', 'workflowId', 'workflowType'].sort(),
+  );
 
   const chats = named('chat ');
   expect(chats.map((s) => s.name)).toEqual(['chat scripted-test', 'chat scripted-test']);
