@@ -12,7 +12,8 @@ import { ConnectionFailedError, connectFailureReason } from './client';
 import { connectionOptions, temporalConfig, type TemporalConfig } from './config';
 import { createModelResolver } from './models';
 import { createDefaultRegistry } from './tools';
-import { telemetryFromEnv, type Telemetry } from './telemetry';
+import { telemetryFromEnv } from './telemetry/from-env';
+import type { Telemetry } from './telemetry/pipeline';
 import { sandboxStatus, stopAllToolProcesses } from './tools/sandbox';
 
 /**

@@ -20,7 +20,7 @@ import {
   workerSettings,
   type WorkerSettings,
 } from '../worker';
-import { shutdownTelemetryFromEnv } from '../telemetry';
+import { shutdownTelemetryFromEnv } from '../telemetry/from-env';
 
 export interface WorkerCommandOptions {
   config: TemporalConfig;
