@@ -218,6 +218,50 @@ test('with http/json and the content opt-in, spans carry the prompt, the answer 
   expect(String(tool.attributes['gen_ai.tool.call.result'])).toMatch(/a\.txt/);
 });
 
+test('a run that continues as new stays one trace: each execution an invoke_agent span under the previous one', async () => {
+  const telemetry = telemetryFor();
+  const turns = 8;
+  const model = new ScriptedModel([
+    ...Array.from({ length: turns }, (_, i) =>
+      toolUse([{ id: `toolu_${i}`, name: 'write_file', input: { path: `f${i}.txt`, content: `${i}` } }]),
+    ),
+    text('all written'),
+  ]);
+  const taskQueue = uniqueQueue('otel-can');
+  const id = `otel-can-${Date.now()}`;
+  const w = await worker(telemetry, model, taskQueue);
+  const result = await w.runUntil(async () => {
+    const handle = await env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+      taskQueue,
+      workflowId: id,
+      args: [{ prompt: 'write files', model: 'scripted-test', workspace, continueAsNewAfter: { events: 50 } }],
+    });
+    await handle.result();
+    return env.client.workflow.getHandle<typeof agentWorkflow>(id).result();
+  });
+  expect(result).toMatchObject({ exitReason: 'completed', iterations: turns + 1 });
+  await waitFor(
+    () => named('invoke_agent').some((s) => s.attributes['durable_agent.exit_reason'] === 'completed'),
+    () => telemetry.forceFlush(),
+  );
+  await telemetry.forceFlush();
+
+  const executions = named('RunWorkflow:agentWorkflow');
+  expect(executions.length).toBeGreaterThanOrEqual(2);
+  expect(new Set(receiver.spans.map((s) => s.traceId)).size).toBe(1);
+  const agents = named('invoke_agent');
+  expect(agents).toHaveLength(executions.length);
+  expect(agents.filter((s) => s.attributes['durable_agent.continued_as_new'] === true)).toHaveLength(
+    executions.length - 1,
+  );
+  expect(new Set(agents.map((s) => s.attributes['durable_agent.run_id'])).size).toBe(executions.length);
+  expect(named('ContinueAsNew:agentWorkflow')).toHaveLength(executions.length - 1);
+  // One root: every later execution hangs under the previous one's ContinueAsNew span.
+  expect(receiver.spans.filter((s) => !s.parentSpanId).map((s) => s.name)).toEqual(['RunWorkflow:agentWorkflow']);
+  for (const span of receiver.spans) ancestry(span);
+  expect(named('execute_tool write_file')).toHaveLength(turns);
+}, 120_000);
+
 /** A model whose calls wait for the test: each call takes the next gate and answers when it opens. */
 class GatedModel implements ModelProvider {
   readonly name = 'gated';
