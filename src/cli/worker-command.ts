@@ -21,6 +21,7 @@ import {
   type WorkerSettings,
 } from '../worker';
 import { shutdownTelemetryFromEnv } from '../telemetry/from-env';
+import { sdkMetricsFromEnv } from '../telemetry/sdk-metrics';
 
 export interface WorkerCommandOptions {
   config: TemporalConfig;
@@ -248,6 +249,7 @@ export function installWorkerRuntime(
       }),
       telemetryOptions: {
         logging: { filter: makeTelemetryFilterString({ core: options.level ?? 'WARN' }), forward: {} },
+        ...sdkMetricsFromEnv(),
       },
       shutdownSignals: options.shutdownSignals ?? [],
     });

@@ -32,6 +32,7 @@ test('a worker configured only by OTEL_* variables exports the run as one trace,
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     OTEL_SERVICE_NAME: 'agents-under-test',
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_METRIC_EXPORT_INTERVAL: '500',
   });
   await worker.ready(60_000);
   const workspace = await tempWorkspace('otel-env');
@@ -60,4 +61,8 @@ test('a worker configured only by OTEL_* variables exports the run as one trace,
   );
   const agent = receiver.spans.find((s) => s.name === 'invoke_agent durable-agent')!;
   expect(agent.attributes).toMatchObject({ 'gen_ai.conversation.id': id, 'durable_agent.exit_reason': 'completed' });
+  // Metrics: durable-agent's own and, alongside, the Temporal runtime's.
+  const metrics = [...receiver.metrics.keys()];
+  expect(metrics).toEqual(expect.arrayContaining(['gen_ai.client.token.usage', 'durable_agent.tool.duration']));
+  expect(metrics.some((m) => m.startsWith('temporal_'))).toBe(true);
 }, 120_000);
