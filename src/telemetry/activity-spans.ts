@@ -69,7 +69,9 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
         try {
           const output = await call();
           const response =
-            type === 'summarizeRun' ? (output as SummarizeRunOutput).response : (output as CallModelOutput);
+            type === 'summarizeRun'
+              ? (output as SummarizeRunOutput | undefined)?.response
+              : (output as CallModelOutput);
           const usage = recordResponse(span, response, this.settings.content);
           const cost = usage && response ? (costOf(model, response.usage) ?? undefined) : undefined;
           if (cost !== undefined) span.setAttribute('durable_agent.cost_usd', cost);

@@ -156,3 +156,37 @@ test('a run that continues as new stays one trace: each execution an invoke_agen
   for (const span of t.receiver.spans) t.ancestry(span);
   expect(t.named('execute_tool write_file')).toHaveLength(turns);
 }, 120_000);
+
+test('the closing summary at the iteration limit is a chat span too, marked as the summary', async () => {
+  const telemetry = t.telemetryFor();
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_s', name: 'glob', input: { pattern: '*' } }], {
+      usage: { inputTokens: 50, outputTokens: 9 },
+    }),
+    text('Summary: looked around.', { usage: { inputTokens: 80, outputTokens: 6 } }),
+  ]);
+  const taskQueue = uniqueQueue('otel-summary');
+  const w = await t.worker(telemetry, model, taskQueue);
+  const result = await w.runUntil(async () => {
+    const handle = await t.env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+      taskQueue,
+      workflowId: `otel-summary-${Date.now()}`,
+      args: [{ prompt: 'look', model: 'scripted-test', workspace: t.workspace, maxIterations: 1 }],
+    });
+    return handle.result();
+  });
+  expect(result.exitReason).toBe('max_iterations');
+  await t.flushed(telemetry);
+
+  const chats = t.named('chat ');
+  expect(
+    chats.map((s) => [s.attributes['durable_agent.call'], s.attributes['gen_ai.usage.output_tokens']]).sort(),
+  ).toEqual([
+    ['summary', 6],
+    ['turn', 9],
+  ]);
+  expect(t.ancestry(chats.find((s) => s.attributes['durable_agent.call'] === 'summary')!)).toContain(
+    'invoke_agent durable-agent',
+  );
+  expect(t.one('invoke_agent durable-agent').attributes['durable_agent.exit_reason']).toBe('max_iterations');
+});
