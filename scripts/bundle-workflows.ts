@@ -2,6 +2,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../src/codec';
+import { withTelemetryVariants } from '../src/telemetry/bundle';
 
 /**
  * Bundles the workflow code once, so workers start without webpack. Run by `npm run build`
@@ -9,7 +10,7 @@ import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../src/codec';
  */
 async function main(): Promise<void> {
   const workflowsPath = path.resolve(__dirname, '..', 'src', 'workflows');
-  for (const [file, options] of [
+  for (const [file, options] of withTelemetryVariants([
     // Both with the payload converter that turns a client's undecodable payload into a value the
     // handlers reject (a converter error in the sandbox would fail every workflow task of the run).
     ['workflow-bundle.js', { payloadConverterPath: PAYLOAD_CONVERTER_PATH }],
@@ -18,7 +19,7 @@ async function main(): Promise<void> {
       'workflow-bundle-codec.js',
       { payloadConverterPath: PAYLOAD_CONVERTER_PATH, failureConverterPath: FAILURE_CONVERTER_PATH },
     ],
-  ] as const) {
+  ] as const)) {
     const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger, ...options });
     const target = path.resolve(__dirname, '..', file);
     await fs.writeFile(target, code);

@@ -13,6 +13,8 @@ import { connectionOptions, temporalConfig, type TemporalConfig } from './config
 import { createModelResolver } from './models';
 import { prefixedActivities } from './shared/activity-names';
 import { createDefaultRegistry } from './tools';
+import { telemetryFromEnv } from './telemetry/from-env';
+import type { Telemetry } from './telemetry/pipeline';
 import { sandboxStatus, stopAllToolProcesses } from './tools/sandbox';
 
 /**
@@ -61,6 +63,8 @@ export interface AgentWorkerOptions {
    * client's undecodable payload into a value the workflow rejects (`PAYLOAD_CONVERTER_PATH`).
    */
   dataConverter?: DataConverter;
+  /** Traces and metrics (docs/observability.md). Default: `telemetryFromEnv()`; `false` turns them off. */
+  telemetry?: Telemetry | false;
   /** Extra Worker options, applied to every Temporal worker this creates (benchmarks, tuning). */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -177,13 +181,14 @@ export function formatMs(ms: number): string {
 /**
  * The bundle `npm run build` writes next to the compiled worker, if present. A worker whose data
  * converter has a failure converter (the encryption codec) needs the bundle built with it, since
- * workflow failures are converted inside the sandbox: `workflow-bundle-codec.js`.
+ * workflow failures are converted inside the sandbox: `workflow-bundle-codec.js`. With telemetry on,
+ * the bundle with the tracing interceptors: `-otel` before `.js`.
  */
-export function prebuiltBundlePath(withFailureConverter = false): string | undefined {
+export function prebuiltBundlePath(withFailureConverter = false, withTelemetry = false): string | undefined {
   const candidate = path.join(
     __dirname,
     '..',
-    withFailureConverter ? 'workflow-bundle-codec.js' : 'workflow-bundle.js',
+    `workflow-bundle${withFailureConverter ? '-codec' : ''}${withTelemetry ? '-otel' : ''}.js`,
   );
   return existsSync(candidate) ? candidate : undefined;
 }
@@ -205,7 +210,9 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     payloadConverterPath: PAYLOAD_CONVERTER_PATH,
     ...(options.dataConverter ?? workerDataConverterFromEnv()),
   };
-  const bundle = options.workflowBundlePath ?? prebuiltBundlePath(dataConverter.failureConverterPath !== undefined);
+  const telemetry = options.telemetry === undefined ? telemetryFromEnv() : options.telemetry || undefined;
+  const bundle =
+    options.workflowBundlePath ?? prebuiltBundlePath(dataConverter.failureConverterPath !== undefined, !!telemetry);
   const common = {
     connection: options.connection,
     namespace: options.namespace,
@@ -224,6 +231,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     shutdownGraceTime: graceMs,
     shutdownForceTime: graceMs + SHUTDOWN_FORCE_MARGIN_MS,
     ...(options.identity ? { identity: options.identity } : {}),
+    ...telemetry?.workerOptions(bundle !== undefined),
     ...options.workerOptions,
     activities,
   } satisfies Partial<WorkerOptions>;

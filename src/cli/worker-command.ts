@@ -22,6 +22,8 @@ import {
   workerSettings,
   type WorkerSettings,
 } from '../worker';
+import { shutdownTelemetryFromEnv } from '../telemetry/from-env';
+import { sdkMetricsFromEnv } from '../telemetry/sdk-metrics';
 
 export interface WorkerCommandOptions {
   config: TemporalConfig;
@@ -164,6 +166,7 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await shutdownTelemetryFromEnv();
   }
   if (stopping) out(`Worker stopped ${formatMs(Date.now() - stopping.at)} after ${stopping.signal}.`);
   return exitCode;
@@ -265,6 +268,7 @@ export function installWorkerRuntime(
       }),
       telemetryOptions: {
         logging: { filter: makeTelemetryFilterString({ core: options.level ?? 'WARN' }), forward: {} },
+        ...sdkMetricsFromEnv(),
       },
       shutdownSignals: options.shutdownSignals ?? [],
     });

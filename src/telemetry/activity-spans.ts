@@ -1,0 +1,199 @@
+import * as otel from '@opentelemetry/api';
+import type { Context as ActivityContext } from '@temporalio/activity';
+import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
+import type {
+  CallModelInput,
+  CallModelOutput,
+  ModelResponse,
+  RunToolInput,
+  RunToolOutput,
+  SummarizeRunOutput,
+} from '../shared';
+import { costOf, cutChars } from '../shared';
+import type { AgentMetrics } from './metrics';
+
+/** Content attributes (opt-in) are cut to this many characters each. */
+export const CONTENT_ATTRIBUTE_CHARS = 32_768;
+
+export interface ActivitySpanSettings {
+  tracer: otel.Tracer;
+  metrics?: AgentMetrics;
+  /** Record prompts, completions, tool arguments and results. */
+  content: boolean;
+}
+
+/**
+ * GenAI spans around the agent's activities: `chat <model>` around a model call (`callModel`, and
+ * `summarizeRun` for the closing summary and compaction), `execute_tool <name>` around a tool call.
+ * Runs inside Temporal's `RunActivity` span, so each span lands in its run's trace. Activities run
+ * once per attempt and never replay: a retried call is a new span, as it is a new request.
+ */
+export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor {
+  constructor(
+    private readonly ctx: ActivityContext,
+    private readonly settings: ActivitySpanSettings,
+  ) {}
+
+  async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    const type = this.ctx.info.activityType;
+    const arg = input.args[0];
+    if ((type === 'callModel' || type === 'summarizeRun') && isObject(arg)) {
+      return this.chat(arg as unknown as CallModelInput, type, () => next(input));
+    }
+    if (type === 'runTool' && isObject(arg)) return this.tool(arg as unknown as RunToolInput, () => next(input));
+    return next(input);
+  }
+
+  private async chat(input: CallModelInput, type: string, call: () => Promise<unknown>): Promise<unknown> {
+    const model = typeof input.model === 'string' ? input.model : 'unknown';
+    const common: otel.Attributes = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': providerOf(model),
+      'gen_ai.request.model': model,
+    };
+    const attributes: otel.Attributes = {
+      ...common,
+      ...this.runAttributes(),
+      ...(typeof input.maxTokens === 'number' ? { 'gen_ai.request.max_tokens': input.maxTokens } : {}),
+      'durable_agent.call': type === 'summarizeRun' ? 'summary' : 'turn',
+    };
+    if (this.settings.content) {
+      if (typeof input.system === 'string') attributes['gen_ai.system_instructions'] = contentText(input.system);
+      attributes['gen_ai.input.messages'] = contentText(input.conversation?.delta);
+    }
+    const started = performance.now();
+    return this.settings.tracer.startActiveSpan(
+      `chat ${model}`,
+      { kind: otel.SpanKind.CLIENT, attributes },
+      async (span) => {
+        try {
+          const output = await call();
+          const response =
+            type === 'summarizeRun'
+              ? (output as SummarizeRunOutput | undefined)?.response
+              : (output as CallModelOutput);
+          const usage = recordResponse(span, response, this.settings.content);
+          const cost = usage && response ? (costOf(model, response.usage) ?? undefined) : undefined;
+          if (cost !== undefined) span.setAttribute('durable_agent.cost_usd', cost);
+          this.settings.metrics?.modelCall(common, (performance.now() - started) / 1000, usage, cost);
+          return output;
+        } catch (err) {
+          const errorType = failed(span, err);
+          this.settings.metrics?.modelCall(
+            { ...common, 'error.type': errorType },
+            (performance.now() - started) / 1000,
+          );
+          throw err;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+
+  private async tool(input: RunToolInput, call: () => Promise<unknown>): Promise<unknown> {
+    const name = typeof input.name === 'string' ? cutChars(input.name, 128) : 'unknown';
+    const common: otel.Attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name };
+    const attributes: otel.Attributes = {
+      ...common,
+      ...this.runAttributes(),
+      'gen_ai.tool.type': 'function',
+      ...(typeof input.toolUseId === 'string' ? { 'gen_ai.tool.call.id': input.toolUseId } : {}),
+      ...(this.settings.content ? { 'gen_ai.tool.call.arguments': contentText(input.input) } : {}),
+    };
+    const started = performance.now();
+    return this.settings.tracer.startActiveSpan(
+      `execute_tool ${name}`,
+      { kind: otel.SpanKind.INTERNAL, attributes },
+      async (span) => {
+        try {
+          const output = (await call()) as RunToolOutput;
+          const isError = output?.isError === true;
+          if (this.settings.content && typeof output?.content === 'string') {
+            span.setAttribute('gen_ai.tool.call.result', contentText(output.content));
+          }
+          if (isError) {
+            span.setAttribute('error.type', 'tool_error');
+            span.setStatus({ code: otel.SpanStatusCode.ERROR, message: 'the tool result is an error (is_error)' });
+          }
+          this.settings.metrics?.toolCall(
+            isError ? { ...common, 'error.type': 'tool_error' } : common,
+            (performance.now() - started) / 1000,
+            isError,
+          );
+          return output;
+        } catch (err) {
+          const errorType = failed(span, err);
+          this.settings.metrics?.toolCall(
+            { ...common, 'error.type': errorType },
+            (performance.now() - started) / 1000,
+            true,
+          );
+          throw err;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+
+  private runAttributes(): otel.Attributes {
+    const run = this.ctx.info.workflowExecution;
+    return {
+      ...(run ? { 'gen_ai.conversation.id': run.workflowId } : {}),
+      'durable_agent.attempt': this.ctx.info.attempt,
+    };
+  }
+}
+
+/** Response attributes; returns the call's token counts (input counts cached tokens too, as the conventions ask). */
+function recordResponse(
+  span: otel.Span,
+  response: ModelResponse | undefined,
+  content: boolean,
+): { input: number; output: number } | undefined {
+  if (!response || !isObject(response.usage)) return undefined;
+  const u = response.usage;
+  const input = num(u.inputTokens) + num(u.cacheReadInputTokens) + num(u.cacheCreationInputTokens);
+  const output = num(u.outputTokens);
+  span.setAttributes({
+    'gen_ai.response.model': String(response.model),
+    'gen_ai.response.id': String(response.id),
+    'gen_ai.response.finish_reasons': [response.stopReason ?? 'unknown'],
+    'gen_ai.usage.input_tokens': input,
+    'gen_ai.usage.output_tokens': output,
+    'gen_ai.usage.cache_read.input_tokens': num(u.cacheReadInputTokens),
+    'gen_ai.usage.cache_creation.input_tokens': num(u.cacheCreationInputTokens),
+  });
+  if (content)
+    span.setAttribute('gen_ai.output.messages', contentText([{ role: 'assistant', content: response.content }]));
+  return { input, output };
+}
+
+/** Marks the span failed; returns the `error.type` (the failure's type, e.g. `ModelError.RateLimit`). */
+function failed(span: otel.Span, err: unknown): string {
+  const type =
+    isObject(err) && typeof err.type === 'string' && err.type ? err.type : err instanceof Error ? err.name : '_OTHER';
+  span.setAttribute('error.type', type);
+  span.setStatus({ code: otel.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+  if (err instanceof Error) span.recordException(err);
+  return type;
+}
+
+export function providerOf(model: string): string {
+  if (model.startsWith('openai:')) return 'openai';
+  if (model.startsWith('claude')) return 'anthropic';
+  return 'durable_agent';
+}
+
+function contentText(value: unknown): string {
+  return cutChars(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''), CONTENT_ATTRIBUTE_CHARS);
+}
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null;
+}

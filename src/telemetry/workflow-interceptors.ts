@@ -1,0 +1,115 @@
+/**
+ * Workflow interceptors for tracing, bundled into the workflow sandbox only when telemetry is on
+ * (`TELEMETRY_WORKFLOW_MODULE`). Not a workflow: no Node built-ins here.
+ *
+ * Temporal's OpenTelemetry interceptors make the workflow's spans (`RunWorkflow`, `StartActivity`,
+ * `ContinueAsNew`, …) and carry the trace to activities, child workflows and the next run after
+ * continue-as-new in headers, so a run is one trace. Their ids come from the workflow's seeded
+ * `Math.random`, the same on every replay, and spans leave the sandbox through a sink that is not
+ * called while replaying: a worker replaying a run recreates its spans with the same ids but emits
+ * only the ones that end after the replay.
+ *
+ * Two changes on top:
+ * - `invoke_agent` (GenAI conventions) wraps the run, under `RunWorkflow`.
+ * - Queries and update validators get no span. They run on a live worker but never on replay, so a
+ *   span there would draw ids from the seeded random stream that a replay does not draw: every later
+ *   span id would differ between the live worker and a replaying one, and any later use of the
+ *   stream (a `uuid4()` for a child workflow id) would break determinism.
+ */
+import * as otel from '@opentelemetry/api';
+import {
+  OpenTelemetryInboundInterceptor,
+  OpenTelemetryInternalsInterceptor,
+  OpenTelemetryOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry/lib/workflow';
+import {
+  ContinueAsNew,
+  workflowInfo,
+  type Next,
+  type QueryInput,
+  type UpdateInput,
+  type WorkflowExecuteInput,
+  type WorkflowInboundCallsInterceptor,
+  type WorkflowInterceptors,
+} from '@temporalio/workflow';
+
+/** `gen_ai.agent.name` of a run. */
+export const AGENT_NAME = 'durable-agent';
+
+class AgentInboundInterceptor extends OpenTelemetryInboundInterceptor {
+  override async execute(
+    input: WorkflowExecuteInput,
+    next: Next<WorkflowInboundCallsInterceptor, 'execute'>,
+  ): Promise<unknown> {
+    return super.execute(input, (inner) => invokeAgent(this.tracer, inner, next));
+  }
+
+  override async handleQuery(input: QueryInput, next: Next<WorkflowInboundCallsInterceptor, 'handleQuery'>) {
+    return next(input);
+  }
+
+  override validateUpdate(input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'validateUpdate'>): void {
+    next(input);
+  }
+}
+
+async function invokeAgent(
+  tracer: otel.Tracer,
+  input: WorkflowExecuteInput,
+  next: Next<WorkflowInboundCallsInterceptor, 'execute'>,
+): Promise<unknown> {
+  const info = workflowInfo();
+  const arg: unknown = input.args[0];
+  const model = isObject(arg) && typeof arg.model === 'string' ? arg.model.slice(0, 200) : undefined;
+  const attributes: otel.Attributes = {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.agent.name': AGENT_NAME,
+    'gen_ai.agent.id': info.workflowId,
+    'gen_ai.conversation.id': info.workflowId,
+    ...(model ? { 'gen_ai.request.model': model } : {}),
+    'durable_agent.run_id': info.runId,
+    ...(info.continuedFromExecutionRunId ? { 'durable_agent.continued_from': info.continuedFromExecutionRunId } : {}),
+  };
+  return tracer.startActiveSpan(`invoke_agent ${AGENT_NAME}`, { attributes }, async (span) => {
+    try {
+      const result = await next(input);
+      if (isObject(result)) {
+        const usage = isObject(result.usage) ? result.usage : {};
+        span.setAttributes({
+          'durable_agent.exit_reason': String(result.exitReason),
+          'gen_ai.response.model': String(result.model),
+          'gen_ai.usage.input_tokens':
+            num(usage.inputTokens) + num(usage.cacheReadInputTokens) + num(usage.cacheCreationInputTokens),
+          'gen_ai.usage.output_tokens': num(usage.outputTokens),
+          ...(typeof result.costUsd === 'number' ? { 'durable_agent.cost_usd': result.costUsd } : {}),
+        });
+      }
+      return result;
+    } catch (err) {
+      if (err instanceof ContinueAsNew) {
+        span.setAttribute('durable_agent.continued_as_new', true);
+      } else {
+        const type = isObject(err) && typeof err.type === 'string' ? err.type : 'Error';
+        span.setAttribute('error.type', type);
+        span.setStatus({ code: otel.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+      }
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null;
+}
+
+export const interceptors = (): WorkflowInterceptors => ({
+  inbound: [new AgentInboundInterceptor()],
+  outbound: [new OpenTelemetryOutboundInterceptor()],
+  internals: [new OpenTelemetryInternalsInterceptor()],
+});
