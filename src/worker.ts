@@ -10,6 +10,7 @@ import { PAYLOAD_CONVERTER_PATH, workerDataConverterFromEnv } from './codec';
 import { ensureSearchAttributes } from './server/search-attributes';
 import { ConnectionFailedError, connectFailureReason } from './client';
 import { connectionOptions, temporalConfig, type TemporalConfig } from './config';
+import { closeAllMcpConnections } from './mcp';
 import { createModelResolver } from './models';
 import { prefixedActivities } from './shared/activity-names';
 import { createDefaultRegistry } from './tools';
@@ -33,6 +34,8 @@ export async function withToolProcessCleanup<T>(body: () => Promise<T>): Promise
     if (runningWorkers === 0) {
       const stopped = await stopAllToolProcesses();
       if (stopped) Runtime.instance().logger.info(`stopped ${stopped} process group(s) the tools had left running`);
+      // MCP connections are the process's too: stdio servers end, HTTP sessions are closed.
+      await closeAllMcpConnections().catch(() => undefined);
     }
   }
 }

@@ -5,7 +5,7 @@ import type { BundleOptions, NativeConnectionOptions, Worker, WorkerOptions } fr
 import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import { createActivities, ConversationCache, type ActivityDeps } from '../activities';
-import { FAILURE_CONVERTER_PATH, codecFromEnv } from '../codec';
+import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH, codecFromEnv } from '../codec';
 import { prefixedActivities } from '../shared/activity-names';
 import { DEFAULT_SHUTDOWN_GRACE_MS, workerSettings } from '../worker';
 import { environmentConnection, withEnvironmentDefaults } from './connection-defaults';
@@ -51,7 +51,7 @@ export class AgentPlugin extends SimplePlugin {
 
   override configureWorker(options: WorkerOptions): WorkerOptions {
     if (this.ownQueues.has(options.taskQueue)) return options;
-    const configured = super.configureWorker(options);
+    const configured = withTolerantPayloads(super.configureWorker(options));
     const settings = workerSettings();
     const sticky = this.agentOptions.stickyActivities ?? settings.stickyActivities;
     const stickyQueue = sticky
@@ -127,4 +127,14 @@ export class AgentPlugin extends SimplePlugin {
     const configured = super.configureNativeConnection(options);
     return this.agentOptions.connectionFromEnv === false ? configured : withEnvironmentDefaults(configured);
   }
+}
+
+/**
+ * The worker's payload converter turns a client's payload that no converter can decode into a value
+ * the agent's handlers reject or ignore, instead of failing every workflow task of the run
+ * (docs/clients.md). A converter of the user's own is kept.
+ */
+function withTolerantPayloads(options: WorkerOptions): WorkerOptions {
+  if (options.dataConverter?.payloadConverterPath !== undefined) return options;
+  return { ...options, dataConverter: { ...options.dataConverter, payloadConverterPath: PAYLOAD_CONVERTER_PATH } };
 }

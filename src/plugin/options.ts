@@ -1,6 +1,8 @@
 import type { PayloadCodec } from '@temporalio/common';
 import type { ActivityDeps } from '../activities';
 import type { FunctionHooks } from '../hooks';
+import type { McpServerConfig } from '../shared/mcp';
+import type { McpWorkerOptions } from '../mcp';
 import { createModelResolver, type ModelResolver, type ModelResolverOptions } from '../models';
 import { createBuiltinTools, ToolRegistry, type BuiltinToolOptions } from '../tools';
 import type { SandboxSetting } from '../tools/sandbox';
@@ -34,6 +36,19 @@ export interface AgentPluginOptions {
   settingsFile?: string;
   /** The workspace of runs that name none. Default: the worker's working directory. */
   workspace?: string;
+  /**
+   * Where runs' workspaces may be (docs/file-safety.md#workspace-roots-who-chooses-a-workspace).
+   * Default: `DURABLE_AGENT_WORKSPACE_ROOTS`, else the default workspace. A run naming a workspace
+   * outside them fails at start.
+   */
+  workspaceRoots?: string[];
+  /**
+   * MCP servers every run on this worker gets, in Claude Code's `mcpServers` shape (docs/mcp.md):
+   * `{ github: { type: 'http', url, headers } }` or `{ fs: { command, args, env } }`.
+   */
+  mcpServers?: Record<string, McpServerConfig>;
+  /** More MCP settings: the worker-wide file, whether runs may name servers of their own, pooling. */
+  mcp?: Omit<McpWorkerOptions, 'servers'>;
   /**
    * Payload codec for workers and clients: `false` for none. Default: AES-256-GCM encryption when
    * `DURABLE_AGENT_CODEC_KEYS` is set (payloads, failure messages and stack traces), else none.
@@ -75,6 +90,10 @@ export function activityDeps(options: AgentPluginOptions): ActivityDeps {
     defaultWorkspace: options.workspace ?? process.cwd(),
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.settingsFile ? { settingsFile: options.settingsFile } : {}),
+    ...(options.workspaceRoots ? { workspaceRoots: options.workspaceRoots } : {}),
+    ...(options.mcpServers || options.mcp
+      ? { mcp: { ...options.mcp, ...(options.mcpServers ? { servers: options.mcpServers } : {}) } }
+      : {}),
   };
 }
 
@@ -83,6 +102,15 @@ export function checkOptions(options: AgentPluginOptions): void {
   if (typeof options !== 'object' || options === null) throw new TypeError('AgentPlugin options must be an object');
   if (options.tools !== undefined && !Array.isArray(options.tools)) {
     throw new TypeError('AgentPlugin option tools must be an array of tools made with defineTool');
+  }
+  if (
+    options.workspaceRoots !== undefined &&
+    (!Array.isArray(options.workspaceRoots) || options.workspaceRoots.some((r) => typeof r !== 'string'))
+  ) {
+    throw new TypeError('AgentPlugin option workspaceRoots must be an array of directory paths');
+  }
+  if (options.mcpServers !== undefined && (typeof options.mcpServers !== 'object' || options.mcpServers === null)) {
+    throw new TypeError("AgentPlugin option mcpServers must be an object in Claude Code's mcpServers shape");
   }
   if (options.sandbox !== undefined && options.sandbox !== 'bwrap' && options.sandbox !== 'off') {
     throw new TypeError(`AgentPlugin option sandbox must be 'bwrap' or 'off', got '${String(options.sandbox)}'`);
