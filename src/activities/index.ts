@@ -23,6 +23,7 @@ import { modelRequest } from './model-request';
 import { modelProgress } from './model-progress';
 import { createHookActivities } from './hooks';
 import { createContextActivities } from './context';
+import { checkOutput } from './output';
 import type { FunctionHooks } from '../hooks';
 
 export { ConversationCache } from './conversation-cache';
@@ -224,7 +225,7 @@ export function createActivities(deps: ActivityDeps) {
     return { context, hooks, ...(local ? { workerQueue: deps.workerQueue } : {}) };
   }
 
-  return { callModel, summarizeRun, runTool, prepareRun, runHook: hookActivities.runHook };
+  return { callModel, summarizeRun, runTool, prepareRun, runHook: hookActivities.runHook, checkOutput };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -39,6 +39,7 @@ export function modelRequest(
       tools,
       ...(toolChoice ? { toolChoice } : {}),
       maxTokens: input.maxTokens,
+      ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
     },
     system,
   };

@@ -2,6 +2,7 @@ import type { AssembleContextInput, AssembledContext } from './context-io';
 import type { HookPlan } from './hooks-io';
 import type { ConversationDelta } from './conversation';
 import type { ModelResponse, ToolChoice } from './messages';
+import type { OutputSchema } from './output-schema';
 
 /**
  * Input of the `callModel` activity. The conversation travels as a delta against the worker's
@@ -24,6 +25,8 @@ export interface CallModelInput {
   extraToolNames?: string[];
   toolChoice?: ToolChoice;
   maxTokens: number;
+  /** The run's `outputSchema`: the provider's native structured output is asked for where it exists. */
+  outputSchema?: OutputSchema;
 }
 export interface CallModelOutput extends ModelResponse {
   /** The task queue of the worker that now holds the conversation: the run's next calls go there. */

@@ -10,3 +10,4 @@ export * from './model-limits';
 export * from './bounds';
 export * from './summaries';
 export * from './run-outcome';
+export * from './output-schema';

@@ -65,6 +65,8 @@ export interface ModelRequest {
   tools: ToolSpec[];
   toolChoice?: ToolChoice;
   maxTokens: number;
+  /** The final answer must be JSON valid against this JSON Schema: providers ask for structured output. */
+  outputSchema?: Record<string, unknown>;
 }
 
 /** What a model provider returns: the assistant turn exactly as the API produced it. */

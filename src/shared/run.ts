@@ -8,6 +8,7 @@ import {
   MAX_SYSTEM_PROMPT_BYTES,
 } from './constants';
 import { runTimeoutsSchema } from './run-timeouts';
+import { outputSchemaSchema } from './output-schema';
 import type { ConversationSnapshot } from './conversation';
 import type { StopReason, Usage } from './messages';
 
@@ -196,6 +197,8 @@ export const agentRunInputSchema = z
           .max(100, 'commandPolicy.deny holds at most 100 entries'),
       })
       .optional(),
+    /** The final answer must be JSON valid against this JSON Schema (docs/output.md). */
+    outputSchema: outputSchemaSchema.optional(),
     /** Per-run liveness timeouts and retry bounds of model and tool calls; defaults in constants.ts. */
     timeouts: runTimeoutsSchema.optional(),
     compactAtBytes: z
@@ -326,6 +329,8 @@ export interface AgentRunResult {
   model: string;
   /** Present when `exitReason` is `failed` or `interrupted`: why. */
   error?: { type: string; message: string };
+  /** Runs with `outputSchema`: the final answer parsed, present when `finalText` is JSON valid against the schema. */
+  output?: unknown;
 }
 
 /** Progress events kept by the workflow and served with a cursor by the `events` query. */

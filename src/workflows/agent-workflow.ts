@@ -34,6 +34,7 @@ import { ToolDispatch } from './tool-dispatch';
 import { LoopExit, TurnHandler } from './turn';
 import { closingSummary, modelStep } from './model-step';
 import { Hooks } from './hooks';
+import { AnswerCheck } from './answer-check';
 import { Intake } from './intake';
 import { describeContext, prepareRun, type Prepared } from './run-start';
 
@@ -84,6 +85,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   );
   const events = new EventLog(resume, () => board.showDetails());
   const emit = events.emit.bind(events);
+  const answers = input.outputSchema ? new AnswerCheck(input.outputSchema, conversation, emit) : undefined;
   const hooks = new Hooks(
     { runId: info.workflowId, workspace: input.workspace, network: input.network ?? false },
     emit,
@@ -108,6 +110,8 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       sticky: flags.sticky,
       systemOnce: flags.context,
       ...(textTools ? { toolProtocol: 'xml' as const } : {}),
+      // Native structured output would turn `<tool_code>` replies into JSON: not under the text protocol.
+      ...(input.outputSchema && !textTools ? { outputSchema: input.outputSchema } : {}),
     },
     emit,
     resume?.workerQueue,
@@ -163,6 +167,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     perMessage: flags.context,
     hooks,
     ...(textTools ? { textTools } : {}),
+    ...(answers ? { answers } : {}),
     // Defined below; called only once the loop runs.
     handOver: (waiting) => handOver(waiting),
   });
@@ -232,6 +237,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const intake = new Intake(inbox, conversation, hooks, emit);
   /** Run start: the system prompt and hooks, then the prompt's UserPromptSubmit hooks (first execution only). */
   const start = async (): Promise<LoopExit | undefined> => {
+    if (answers && !resume) await answers.checkSchema();
     prepared = await prepareRun(input, resume, flags.context, settings, emit);
     modelCalls.useSystem(prepared.system);
     modelCalls.followWorkflow(prepared.workerQueue);
@@ -299,7 +305,14 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   );
   board.index();
 
-  const ending = { state, board, model, hardened: flags.hardened, emit };
+  const ending = {
+    state,
+    board,
+    model,
+    hardened: flags.hardened,
+    emit,
+    ...(answers ? { outputOf: (text: string) => answers.outputFor(text) } : {}),
+  };
   let exit: LoopExit;
   try {
     exit = await loopScope.run(loop);

@@ -10,6 +10,8 @@ interface EndingContext {
   model: string;
   hardened: boolean;
   emit(event: RunEventInput): void;
+  /** Runs with `outputSchema`: the parsed answer when the final text is the one that matched. */
+  outputOf?(finalText: string): unknown;
 }
 
 /**
@@ -34,6 +36,7 @@ export async function endWith(c: EndingContext, exit: LoopExit): Promise<AgentRu
   c.emit({ kind: 'run_finished', exitReason: exit.exitReason, finalText: exit.finalText });
   c.board.index();
   await condition(allHandlersFinished);
+  const output = c.outputOf?.(exit.finalText);
   const result: AgentRunResult = {
     exitReason: exit.exitReason,
     finalText: exit.finalText,
@@ -42,6 +45,7 @@ export async function endWith(c: EndingContext, exit: LoopExit): Promise<AgentRu
     costUsd: c.state.costUsd,
     model: c.model,
     ...(exit.error ? { error: exit.error } : {}),
+    ...(output !== undefined ? { output } : {}),
   };
   // One line per finished run in the worker's log (seed 001 7.3); a WARN when the iteration limit ended it.
   const line = {

@@ -37,6 +37,8 @@ export interface ModelCallSettings {
   /** Send the system prompt with full loads only, its hash always (patched 'run-context'). */
   systemOnce: boolean;
   toolProtocol?: 'xml';
+  /** The run's `outputSchema`, sent with iteration calls (not summaries) for native structured output. */
+  outputSchema?: Record<string, unknown>;
 }
 
 /**
@@ -82,7 +84,7 @@ export class ModelCalls {
   }
 
   /** What every model call of this run sends: the settings and the conversation (a delta). */
-  private request(conversation: ConversationDelta) {
+  private request(conversation: ConversationDelta, structured = false) {
     const s = this.settings;
     // The worker keeps the system prompt with the conversation: it travels with full loads only.
     const system = this.systemHash === undefined ? { system: s.system } : conversation.full ? { system: s.system } : {};
@@ -95,6 +97,7 @@ export class ModelCalls {
       toolNames: s.toolNames,
       extraToolNames: s.extraToolNames,
       maxTokens: s.maxTokens,
+      ...(structured && s.outputSchema ? { outputSchema: s.outputSchema } : {}),
     };
   }
 
@@ -103,7 +106,9 @@ export class ModelCalls {
     const s = this.settings;
     const response = await this.withConversation((conversation, options) =>
       this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
-        s.toolProtocol ? this.request(conversation) : { ...this.request(conversation), toolChoice: { type: 'auto' } },
+        s.toolProtocol
+          ? this.request(conversation, true)
+          : { ...this.request(conversation, true), toolChoice: { type: 'auto' } },
       ]),
     );
     if (s.sticky && response.workerQueue) this.workerQueue = response.workerQueue;
