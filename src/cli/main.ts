@@ -11,6 +11,7 @@ import { isReachable, runForegroundDevServer, webUiLink } from '../server/dev-se
 import { formatStatusReport } from './format';
 import { DEFAULT_LIST_LIMIT, RUN_STATUSES, isRunStatus, listCommand } from './list-command';
 import { PromptRefused, readPromptFile } from './prompt-source';
+import { readOutputSchemaFile } from './output-schema-file';
 import { follow, reportResult, runCommand } from './run-command';
 import { withWholeInputs } from './approval-input';
 import { isLive, runStatus, type LiveRunStatusReport } from './run-status';
@@ -25,7 +26,7 @@ Usage:
                                [--max-tokens N] [--workspace DIR] [--system S] [--id ID] [--detach] [--json]
                                [--no-inline-worker] [--session] [--approve] [--approval-timeout SECONDS]
                                [--require-done-tool] [--network] [--tool-protocol native|xml]
-                               [--system-replace S] [--max-session-iterations N]
+                               [--system-replace S] [--max-session-iterations N] [--output-schema FILE]
   durable-agent follow <id> [--json]
   durable-agent transcript <id> [--json]      (every message of a run in full; no worker needed)
   durable-agent send <id> "<message>"
@@ -125,6 +126,7 @@ export async function main(argv: string[]): Promise<number> {
           'tool-protocol': { type: 'string' },
           'system-replace': { type: 'string' },
           'max-session-iterations': { type: 'string' },
+          'output-schema': { type: 'string' },
         },
       });
       const promptFile = values['prompt-file'];
@@ -159,6 +161,9 @@ export async function main(argv: string[]): Promise<number> {
           network: values.network ?? false,
           toolProtocol: toolProtocolFlag(values['tool-protocol']),
           maxSessionIterations: numberFlag('max-session-iterations', values['max-session-iterations'], true),
+          ...(values['output-schema'] !== undefined
+            ? { outputSchema: await readOutputSchemaFile(values['output-schema']) }
+            : {}),
           ...(values['system-replace'] !== undefined
             ? { systemPrompt: values['system-replace'], systemReplace: true }
             : {}),

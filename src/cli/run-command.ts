@@ -41,6 +41,8 @@ export interface RunFlags {
   systemReplace?: boolean;
   /** A session's bound across all its messages (`maxIterations` then bounds each message). */
   maxSessionIterations?: number;
+  /** `--output-schema FILE`: the final answer must be JSON valid against this JSON Schema (docs/output.md). */
+  outputSchema?: Record<string, unknown>;
 }
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -85,6 +87,7 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
     ...(flags.toolProtocol ? { toolProtocol: flags.toolProtocol } : {}),
     ...(flags.systemReplace ? { systemReplace: true } : {}),
     ...(flags.maxSessionIterations !== undefined ? { maxSessionIterations: flags.maxSessionIterations } : {}),
+    ...(flags.outputSchema ? { outputSchema: flags.outputSchema } : {}),
     // A context window for a model the table does not know (docs/models.md).
     ...(contextWindow !== undefined ? { contextWindowTokens: contextWindow } : {}),
   };
