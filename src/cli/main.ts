@@ -2,7 +2,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { parseArgs } from 'node:util';
 import { RunEndedError, connectClient, getRun, runResult } from '../client';
 import { ConnectionConfigError, describeConnection, loadConnectionConfig, mayStartEmbeddedServer } from '../config';
-import { TOOL_PROTOCOLS, type ToolProtocol } from '../shared';
+import { TOOL_PROTOCOLS, type RunToolChoice, type ToolProtocol } from '../shared';
 import { CodecKeysError } from '../codec';
 import { codecServerCommand } from './codec-server-command';
 import { streamSink } from './live-text';
@@ -15,7 +15,7 @@ import { readOutputSchemaFile } from './output-schema-file';
 import { follow, reportResult, runCommand } from './run-command';
 import { withWholeInputs } from './approval-input';
 import { isLive, runStatus, type LiveRunStatusReport } from './run-status';
-import { inertJson, visibleText } from './terminal-text';
+import { inertJson, visibleLine, visibleText } from './terminal-text';
 import { SteerRefused, decideCommand, endCommand, interruptCommand, sendCommand } from './steer-commands';
 import { runWorkerCommand } from './worker-command';
 
@@ -27,6 +27,7 @@ Usage:
                                [--no-inline-worker] [--session] [--approve] [--approval-timeout SECONDS]
                                [--require-done-tool] [--network] [--tool-protocol native|xml]
                                [--system-replace S] [--max-session-iterations N] [--output-schema FILE]
+                               [--tool-choice auto|none|TOOL]
   durable-agent follow <id> [--json]
   durable-agent transcript <id> [--json]      (every message of a run in full; no worker needed)
   durable-agent send <id> "<message>"
@@ -84,6 +85,15 @@ function takeProfile(argv: string[]): { args: string[]; profile?: string } {
   return { args, ...(profile !== undefined ? { profile } : {}) };
 }
 
+/** `--tool-choice auto|none|<tool>`: a tool name forces that tool on the first model call. */
+function toolChoiceFlag(value: string): RunToolChoice {
+  if (value === 'auto' || value === 'none') return value;
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(value)) {
+    throw new UsageError(`--tool-choice must be auto, none or a tool name, got '${visibleLine(value.slice(0, 80))}'`);
+  }
+  return { type: 'tool', name: value };
+}
+
 function toolProtocolFlag(value: string | undefined): ToolProtocol | undefined {
   if (value === undefined) return undefined;
   if (!(TOOL_PROTOCOLS as readonly string[]).includes(value)) {
@@ -127,6 +137,7 @@ export async function main(argv: string[]): Promise<number> {
           'system-replace': { type: 'string' },
           'max-session-iterations': { type: 'string' },
           'output-schema': { type: 'string' },
+          'tool-choice': { type: 'string' },
         },
       });
       const promptFile = values['prompt-file'];
@@ -161,6 +172,7 @@ export async function main(argv: string[]): Promise<number> {
           network: values.network ?? false,
           toolProtocol: toolProtocolFlag(values['tool-protocol']),
           maxSessionIterations: numberFlag('max-session-iterations', values['max-session-iterations'], true),
+          ...(values['tool-choice'] !== undefined ? { toolChoice: toolChoiceFlag(values['tool-choice']) } : {}),
           ...(values['output-schema'] !== undefined
             ? { outputSchema: await readOutputSchemaFile(values['output-schema']) }
             : {}),

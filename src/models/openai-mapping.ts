@@ -52,7 +52,10 @@ export function toChatParams(request: ModelRequest, maxTokensField: MaxTokensFie
       type: 'function',
       function: { name: t.name, description: t.description, parameters: t.input_schema },
     }));
-    if (request.toolChoice) params.tool_choice = request.toolChoice.type === 'none' ? 'none' : 'auto';
+    const choice = request.toolChoice;
+    if (choice) {
+      params.tool_choice = choice.type === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.type;
+    }
   }
   if (request.outputSchema) {
     params.response_format = {

@@ -11,3 +11,4 @@ export * from './bounds';
 export * from './summaries';
 export * from './run-outcome';
 export * from './output-schema';
+export * from './tool-choice';

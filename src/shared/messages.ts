@@ -55,7 +55,8 @@ export interface ToolSpec {
   input_schema: Record<string, unknown>;
 }
 
-export type ToolChoice = { type: 'auto' } | { type: 'none' };
+/** `tool`: the model must call the named tool (not every model allows it). */
+export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'tool'; name: string };
 
 /** What a model provider receives. Tool definitions are resolved on the worker from `toolNames`. */
 export interface ModelRequest {

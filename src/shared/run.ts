@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { utf8Length, jsonBytes } from './bounds';
 import {
+  DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_MAX_ITERATIONS,
   DEFAULT_MAX_TOKENS,
   MAX_PROMPT_BYTES,
@@ -9,6 +10,7 @@ import {
 } from './constants';
 import { runTimeoutsSchema } from './run-timeouts';
 import { outputSchemaSchema } from './output-schema';
+import { toolChoiceProblem, toolChoiceSchema } from './tool-choice';
 import type { ConversationSnapshot } from './conversation';
 import type { StopReason, Usage } from './messages';
 
@@ -163,6 +165,8 @@ export const agentRunInputSchema = z
       .enum(TOOL_PROTOCOLS, { error: () => `toolProtocol must be one of: ${TOOL_PROTOCOLS.join(', ')}` })
       .optional(),
     tools: z.array(z.string().min(1)).optional(),
+    /** `auto` (default), `none`, or a tool the first model call must call (docs/configuration.md). */
+    toolChoice: toolChoiceSchema.optional(),
     contextWindowTokens: z
       .number()
       .int('contextWindowTokens must be a whole number')
@@ -236,6 +240,18 @@ export const agentRunInputSchema = z
         path: [],
         message: `the run input is ${bytes} bytes; the limit is ${MAX_RUN_INPUT_BYTES} bytes (${MAX_RUN_INPUT_BYTES / 1024} KiB)`,
       });
+    }
+    if (input.toolChoice !== undefined) {
+      const problem = toolChoiceProblem(input.toolChoice, input.model ?? DEFAULT_ANTHROPIC_MODEL, input.toolProtocol);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['toolChoice'], message: problem });
+      const forced = typeof input.toolChoice === 'object' ? input.toolChoice.name : undefined;
+      if (forced !== undefined && input.tools && !input.tools.includes(forced)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['toolChoice', 'name'],
+          message: `toolChoice names '${forced}', which is not among the run's tools (${input.tools.join(', ')})`,
+        });
+      }
     }
     const seen = new Set<string>();
     for (const [i, name] of (input.tools ?? []).entries()) {

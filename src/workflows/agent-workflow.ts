@@ -112,6 +112,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       ...(textTools ? { toolProtocol: 'xml' as const } : {}),
       // Native structured output would turn `<tool_code>` replies into JSON: not under the text protocol.
       ...(input.outputSchema && !textTools ? { outputSchema: input.outputSchema } : {}),
+      ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
     },
     emit,
     resume?.workerQueue,

@@ -21,6 +21,8 @@ import {
   type ModelResponse,
   type ConversationDelta,
   type RunEventInput,
+  type RunToolChoice,
+  type ToolChoice,
 } from '../shared';
 import type { Conversation } from './conversation';
 
@@ -37,6 +39,8 @@ export interface ModelCallSettings {
   /** Send the system prompt with full loads only, its hash always (patched 'run-context'). */
   systemOnce: boolean;
   toolProtocol?: 'xml';
+  /** The run's `toolChoice` (native tool calls only); unset: `auto`. */
+  toolChoice?: RunToolChoice;
   /** The run's `outputSchema`, sent with iteration calls (not summaries) for native structured output. */
   outputSchema?: Record<string, unknown>;
 }
@@ -108,11 +112,22 @@ export class ModelCalls {
       this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
         s.toolProtocol
           ? this.request(conversation, true)
-          : { ...this.request(conversation, true), toolChoice: { type: 'auto' } },
+          : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor(iteration) },
       ]),
     );
     if (s.sticky && response.workerQueue) this.workerQueue = response.workerQueue;
     return response;
+  }
+
+  /**
+   * `none` holds for every call; a forced tool for the run's first call only (later calls are `auto`,
+   * or the model could never answer and the run never end).
+   */
+  private toolChoiceFor(iteration: number): ToolChoice {
+    const choice = this.settings.toolChoice;
+    if (choice === 'none') return { type: 'none' };
+    if (typeof choice === 'object' && iteration === 1) return { type: 'tool', name: choice.name };
+    return { type: 'auto' };
   }
 
   /** A closing call (summary, compaction) with an instruction; the conversation is unchanged. */

@@ -1,4 +1,4 @@
-/** `run --output-schema FILE` through the built CLI: the typed answer in `--json`, a bad schema refused with exit 2. */
+/** `run --output-schema FILE` and `--tool-choice` through the built CLI: the typed answer in `--json`, bad values refused with exit 2. */
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
@@ -67,4 +67,34 @@ test('a schema file that is not JSON Schema, not JSON or missing is refused with
     expect(outcome.stderr).toMatch(message);
     await expect(env.client.workflow.getHandle(id).describe()).rejects.toThrow();
   }
+}, 60_000);
+
+test('run --tool-choice: a forced tool for a model that rejects forcing, or a bad value, exits 2 before anything starts', async () => {
+  const refused = await durableAgent([
+    'run',
+    'look',
+    '--model',
+    'claude-sonnet-5-5',
+    '--tool-choice',
+    'glob',
+    '--id',
+    `cli-choice-${tag}`,
+    '--no-inline-worker',
+  ]);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain("toolChoice: model 'claude-sonnet-5-5' rejects a forced tool choice");
+  await expect(env.client.workflow.getHandle(`cli-choice-${tag}`).describe()).rejects.toThrow();
+  const bad = await durableAgent(['run', 'look', '--tool-choice', 'two words', '--no-inline-worker']);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain("--tool-choice must be auto, none or a tool name, got 'two words'");
+}, 60_000);
+
+test('run --tool-choice none reaches the run input', async () => {
+  const model = new ScriptedModel([text('No tools needed.')]);
+  const id = `cli-choice-none-${tag}`;
+  const outcome = await withWorker(env, { model }, (taskQueue) =>
+    durableAgent(['run', 'look', '--tool-choice', 'none', ...runArgs(id)], { taskQueue }),
+  );
+  expect(outcome.code).toBe(0);
+  expect(model.requests[0]!.toolChoice).toEqual({ type: 'none' });
 }, 60_000);
