@@ -16,6 +16,7 @@ import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage } from '.
 import type { ApprovalResult, EndSessionResult, SendMessageResult } from './shared';
 import {
   BUILTIN_TOOL_NAMES,
+  CANCELLED_RESULT_MEMO,
   DEFAULTS,
   DEFAULT_ANTHROPIC_MODEL,
   WORKFLOW_TYPE,
@@ -254,7 +255,21 @@ export async function runResult(handle: AgentHandle): Promise<AgentRunResult> {
   } catch (e) {
     const outcome = outcomeOfFailure(e);
     if (looksLikeResult(outcome)) return outcome;
+    if (outcome instanceof RunEndedError && outcome.status === 'cancelled') {
+      const kept = await cancelledRunResult(handle);
+      if (kept) return kept;
+    }
     throw outcome;
+  }
+}
+
+/** The `AgentRunResult` a cancelled run wrote into its memo (runs from before it did so have none). */
+async function cancelledRunResult(handle: AgentHandle): Promise<AgentRunResult | undefined> {
+  try {
+    const memo = (await handle.describe()).memo?.[CANCELLED_RESULT_MEMO];
+    return looksLikeResult(memo) && memo.exitReason === 'cancelled' ? memo : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -12,3 +12,4 @@ export * from './summaries';
 export * from './run-outcome';
 export * from './output-schema';
 export * from './tool-choice';
+export * from './cancelled-result';
