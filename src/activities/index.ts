@@ -24,6 +24,7 @@ import { modelProgress } from './model-progress';
 import { createHookActivities } from './hooks';
 import { createContextActivities } from './context';
 import { checkOutput } from './output';
+import { keepFinalMessages } from './final-messages';
 import type { FunctionHooks } from '../hooks';
 
 export { ConversationCache } from './conversation-cache';
@@ -225,7 +226,15 @@ export function createActivities(deps: ActivityDeps) {
     return { context, hooks, ...(local ? { workerQueue: deps.workerQueue } : {}) };
   }
 
-  return { callModel, summarizeRun, runTool, prepareRun, runHook: hookActivities.runHook, checkOutput };
+  return {
+    callModel,
+    summarizeRun,
+    runTool,
+    prepareRun,
+    runHook: hookActivities.runHook,
+    checkOutput,
+    keepFinalMessages,
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

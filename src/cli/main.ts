@@ -12,6 +12,7 @@ import { formatStatusReport } from './format';
 import { DEFAULT_LIST_LIMIT, RUN_STATUSES, isRunStatus, listCommand } from './list-command';
 import { PromptRefused, readPromptFile } from './prompt-source';
 import { readOutputSchemaFile } from './output-schema-file';
+import { resultWithMessages } from './result-messages';
 import { follow, reportResult, runCommand } from './run-command';
 import { withWholeInputs } from './approval-input';
 import { isLive, runStatus, type LiveRunStatusReport } from './run-status';
@@ -36,7 +37,7 @@ Usage:
   durable-agent end <id>                      (ends a session that waits for input)
   durable-agent status <id> [--json]
   durable-agent interrupt <id> [--reason R]
-  durable-agent result <id> [--json]
+  durable-agent result <id> [--json [--messages]]
   durable-agent list [--status S] [--limit N] [--query Q] [--json]
   durable-agent worker
   durable-agent server [--ui-port N] [--db-filename FILE]
@@ -268,11 +269,13 @@ export async function main(argv: string[]): Promise<number> {
       const { values, positionals } = parseArgs({
         args: rest,
         allowPositionals: true,
-        options: { json: { type: 'boolean', default: false } },
+        options: { json: { type: 'boolean', default: false }, messages: { type: 'boolean', default: false } },
       });
       const id = requireId(positionals, 'result');
-      const handle = getRun(await connectClient(config), id);
-      return reportResult(await runResult(handle), webUiLink(config.namespace, id), values.json ?? false);
+      if (values.messages && !values.json) throw new UsageError('result --messages needs --json');
+      const client = await connectClient(config);
+      const result = values.messages ? await resultWithMessages(client, id) : await runResult(getRun(client, id));
+      return reportResult(result, webUiLink(config.namespace, id), values.json ?? false);
     }
     case 'list': {
       const { values } = parseArgs({

@@ -1,7 +1,7 @@
 import type { AssembleContextInput, AssembledContext } from './context-io';
 import type { HookPlan } from './hooks-io';
 import type { ConversationDelta } from './conversation';
-import type { ModelResponse, ToolChoice } from './messages';
+import type { Message, ModelResponse, ToolChoice } from './messages';
 import type { OutputSchema } from './output-schema';
 
 /**
@@ -75,6 +75,17 @@ export interface RunToolOutput {
    * workflow share one worker's cache (DESIGN.md §5).
    */
   workerQueue?: string;
+}
+
+/**
+ * Input and result of `keepFinalMessages`, a local activity at a run's end: the messages no model
+ * call sent (the last turn's tool results after `done`, an interrupt or the budget), recorded in
+ * history through its result so a transcript has the whole conversation with no worker up.
+ */
+export interface FinalMessages {
+  /** How many messages of the conversation came before them. */
+  baseLength: number;
+  messages: Message[];
 }
 
 /** Input of `prepareRun`, the one activity at a run's start (patched 'run-context'). */

@@ -35,6 +35,7 @@ import { LoopExit, TurnHandler } from './turn';
 import { closingSummary, modelStep } from './model-step';
 import { Hooks } from './hooks';
 import { AnswerCheck } from './answer-check';
+import { keepFinalMessages } from './final-messages';
 import { Intake } from './intake';
 import { describeContext, prepareRun, type Prepared } from './run-start';
 
@@ -313,6 +314,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     hardened: flags.hardened,
     emit,
     ...(answers ? { outputOf: (text: string) => answers.outputFor(text) } : {}),
+    ...(flags.hardened ? { keepFinalMessages: () => keepFinalMessages(conversation) } : {}),
   };
   let exit: LoopExit;
   try {

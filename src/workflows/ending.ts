@@ -28,6 +28,8 @@ interface EndingContext {
   emit(event: RunEventInput): void;
   /** Runs with `outputSchema`: the parsed answer when the final text is the one that matched. */
   outputOf?(finalText: string): unknown;
+  /** Records the messages no model call sent, so the transcript is whole (runs with 'hardened-run'). */
+  keepFinalMessages?(): Promise<void>;
 }
 
 /**
@@ -39,7 +41,10 @@ export async function endCancelled(c: EndingContext, cancellation: unknown): Pro
   c.state.finalStatus = 'cancelled';
   c.emit({ kind: 'run_finished', exitReason: 'cancelled', finalText: c.state.lastAssistantText });
   c.board.index();
-  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+  await CancellationScope.nonCancellable(async () => {
+    await condition(allHandlersFinished);
+    await c.keepFinalMessages?.();
+  });
   if (patched('cancelled-result')) upsertMemo({ [CANCELLED_RESULT_MEMO]: cancelledResult(c) });
   throw cancellation;
 }
@@ -67,6 +72,7 @@ export async function endWith(c: EndingContext, exit: LoopExit): Promise<AgentRu
   c.emit({ kind: 'run_finished', exitReason: exit.exitReason, finalText: exit.finalText });
   c.board.index();
   await condition(allHandlersFinished);
+  await c.keepFinalMessages?.();
   const output = c.outputOf?.(exit.finalText);
   const result: AgentRunResult = {
     exitReason: exit.exitReason,
