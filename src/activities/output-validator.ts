@@ -2,6 +2,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import RE2 from 're2';
 import {
   MAX_VIOLATIONS,
   VIOLATION_CHARS,
@@ -15,8 +16,14 @@ import {
  * Typed answers, on the worker (ajv is Node code, not for the workflow sandbox): compiles a run's
  * `outputSchema` and checks a final answer against it. The draft is chosen by the schema's
  * `$schema` (2020-12 — what `z.toJSONSchema` writes —, 2019-09, else draft-07); formats are checked.
- * Compiled validators are kept per schema text, a bounded number of them.
+ * Compiled validators are kept per schema text, a bounded number of them. The schema's `pattern`s
+ * run on RE2, in time linear in the answer: the model's text cannot freeze the worker with a
+ * pattern that backtracks (`^(a+)+$`).
  */
+
+const re2Engine = Object.assign((pattern: string, flags: string) => new RE2(pattern, flags), {
+  code: 'require("re2")',
+});
 
 const CACHE_SIZE = 64;
 const compiled = new Map<string, ValidateFunction>();
@@ -26,7 +33,14 @@ function validatorFor(schema: OutputSchema): ValidateFunction {
   const cached = compiled.get(key);
   if (cached) return cached;
   const draft = typeof schema.$schema === 'string' ? schema.$schema : '';
-  const options = { allErrors: true, strict: true, strictTypes: false, strictTuples: false, logger: false } as const;
+  const options = {
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    logger: false,
+    code: { regExp: re2Engine },
+  } as const;
   const ajv = draft.includes('2020-12')
     ? new Ajv2020(options)
     : draft.includes('2019-09')

@@ -64,3 +64,15 @@ test('draft-07 schemas (no $schema) and 2019-09 ones compile', () => {
     checkOutput({ schema: { $schema: 'https://json-schema.org/draft/2019-09/schema', type: 'number' }, text: '3' }),
   ).toEqual({ kind: 'valid', json: '3' });
 });
+
+test('patterns run in linear time (RE2): a backtracking pattern cannot freeze the worker on the model text', () => {
+  const started = Date.now();
+  const checked = checkOutput({
+    schema: { type: 'string', pattern: '^(a+)+$' },
+    text: JSON.stringify(`${'a'.repeat(40)}b`),
+  });
+  expect(checked).toEqual({ kind: 'invalid', violations: ['(root) must match pattern "^(a+)+$"'] });
+  expect(Date.now() - started).toBeLessThan(1000);
+  // A pattern RE2 cannot run (a back-reference) is refused with the schema, at start.
+  expect(outputSchemaProblem({ type: 'string', pattern: '(a)\\1' })).toMatch(/invalid escape sequence/);
+});
