@@ -9,6 +9,7 @@ import {
   type RunEventInput,
 } from '../shared';
 import type { Conversation } from './conversation';
+import { failureMessage, failureType, stopping } from './model-calls';
 import { LoopExit } from './turn';
 
 /** What the loop does with a final answer of a run with `outputSchema`. */
@@ -55,11 +56,23 @@ export class AnswerCheck {
     }
   }
 
-  /** Checks a final answer against the schema. */
+  /** Checks a final answer against the schema; a check that cannot run ends the run `failed`, saying so. */
   async check(text: string): Promise<AnswerVerdict> {
-    const checked = await this.activities.checkOutput.executeWithOptions({ summary: 'check answer · outputSchema' }, [
-      { schema: this.schema, text },
-    ]);
+    let checked;
+    try {
+      checked = await this.activities.checkOutput.executeWithOptions({ summary: 'check answer · outputSchema' }, [
+        { schema: this.schema, text },
+      ]);
+    } catch (err) {
+      if (stopping(err)) throw err;
+      return {
+        kind: 'invalid',
+        exit: new LoopExit('failed', text, {
+          type: failureType(err),
+          message: `the answer could not be checked against outputSchema: ${failureMessage(err)}`,
+        }),
+      };
+    }
     if (checked.kind === 'valid') {
       this.corrections = 0;
       this.valid = { text: checked.json, value: JSON.parse(checked.json) as unknown };

@@ -1,4 +1,4 @@
-import { patched, proxyLocalActivities } from '@temporalio/workflow';
+import { CancellationScope, log, patched, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { Conversation } from './conversation';
 
@@ -15,5 +15,12 @@ export async function keepFinalMessages(conversation: Conversation): Promise<voi
     startToCloseTimeout: '30 seconds',
     retry: { initialInterval: '1 second', maximumAttempts: 3 },
   });
-  await keep.executeWithOptions({ summary: 'final messages' }, [tail]);
+  // Best effort, and not cut short by a cancel that arrives now: the run's end does not depend on it.
+  try {
+    await CancellationScope.nonCancellable(() => keep.executeWithOptions({ summary: 'final messages' }, [tail]));
+  } catch (err) {
+    log.warn('could not record the final messages; the transcript lacks them', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
 }
