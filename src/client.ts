@@ -12,10 +12,13 @@ import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure
 import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv } from './codec';
 import { connectionOptions, describeConnection, temporalConfig, type TemporalConfig } from './config';
+import type { ZodType } from 'zod';
 import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage } from './shared';
+import { isZodSchema, outputSchemaOf } from './typed-output';
 import type { ApprovalResult, EndSessionResult, SendMessageResult } from './shared';
 import {
   BUILTIN_TOOL_NAMES,
+  CANCELLED_RESULT_MEMO,
   DEFAULTS,
   DEFAULT_ANTHROPIC_MODEL,
   WORKFLOW_TYPE,
@@ -170,11 +173,22 @@ export function runDetails(input: AgentRunInput): string {
   ].join('\n');
 }
 
+/**
+ * Starts a run. `outputSchema` may be a zod schema: it travels as its JSON Schema (read the answer
+ * back typed with `typedOutput`, src/typed-output.ts).
+ */
 export async function startRun(
   client: Client,
-  input: AgentRunInput,
+  runInput: Omit<AgentRunInput, 'outputSchema'> & { outputSchema?: AgentRunInput['outputSchema'] | ZodType },
   options: { workflowId: string; taskQueue: string },
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentWorkflow>> {
+  const { outputSchema, ...rest } = runInput;
+  const input: AgentRunInput = {
+    ...rest,
+    ...(outputSchema !== undefined
+      ? { outputSchema: isZodSchema(outputSchema) ? outputSchemaOf(outputSchema) : outputSchema }
+      : {}),
+  };
   return client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
     args: [input],
     taskQueue: options.taskQueue,
@@ -254,7 +268,21 @@ export async function runResult(handle: AgentHandle): Promise<AgentRunResult> {
   } catch (e) {
     const outcome = outcomeOfFailure(e);
     if (looksLikeResult(outcome)) return outcome;
+    if (outcome instanceof RunEndedError && outcome.status === 'cancelled') {
+      const kept = await cancelledRunResult(handle);
+      if (kept) return kept;
+    }
     throw outcome;
+  }
+}
+
+/** The `AgentRunResult` a cancelled run wrote into its memo (runs from before it did so have none). */
+async function cancelledRunResult(handle: AgentHandle): Promise<AgentRunResult | undefined> {
+  try {
+    const memo = (await handle.describe()).memo?.[CANCELLED_RESULT_MEMO];
+    return looksLikeResult(memo) && memo.exitReason === 'cancelled' ? memo : undefined;
+  } catch {
+    return undefined;
   }
 }
 

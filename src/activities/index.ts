@@ -28,6 +28,8 @@ import { WorkspaceError } from '../tools/workspace';
 import { WorkspacePolicy } from '../tools/workspace-roots';
 import { createMcpRuntime, McpRuntime, type McpWorkerOptions } from '../mcp';
 import { createMcpActivities } from './mcp';
+import { checkOutput } from './output';
+import { keepFinalMessages } from './final-messages';
 
 export { ConversationCache } from './conversation-cache';
 
@@ -292,6 +294,8 @@ export function createActivities(deps: ActivityDeps) {
     // Between turns, with the run's recorded workspace checked again like every tool call's.
     listMcpTools: async (input: Parameters<typeof mcp.listMcpTools>[0]) =>
       mcp.listMcpTools({ ...input, workspace: await workspaces.verify(input.workspace ?? defaultWorkspace) }),
+    checkOutput,
+    keepFinalMessages,
   };
 }
 

@@ -1,4 +1,12 @@
-import type { CallModelInput, Message, ModelRequest, ToolChoice, ToolSpec } from '../shared';
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  ErrorTypes,
+  type CallModelInput,
+  type Message,
+  type ModelRequest,
+  type ToolChoice,
+  type ToolSpec,
+} from '../shared';
 import { renderToolDefinitions } from '../shared/text-protocol';
 import type { ConversationCache } from './conversation-cache';
 
@@ -31,6 +39,13 @@ export function modelRequest(
       system,
     };
   }
+  if (toolChoice?.type === 'tool' && !tools.some((t) => t.name === toolChoice.name)) {
+    throw ApplicationFailure.nonRetryable(
+      `toolChoice names tool '${toolChoice.name}', which this run is not offered; its tools: ` +
+        (tools.map((t) => t.name).join(', ') || 'none'),
+      ErrorTypes.InvalidInput,
+    );
+  }
   return {
     request: {
       model: input.model,
@@ -39,6 +54,7 @@ export function modelRequest(
       tools,
       ...(toolChoice ? { toolChoice } : {}),
       maxTokens: input.maxTokens,
+      ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
     },
     system,
   };

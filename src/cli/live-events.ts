@@ -36,6 +36,8 @@ export class RunPrinter {
   private heldLine: string | undefined;
   /** An answer the events cut: if it was not the run's last, the cut is marked. */
   private cutAnswer: Answer | undefined;
+  /** The last model call stopped at `max_tokens`: the next one may continue its answer. */
+  private cutAtMaxTokens = false;
 
   constructor(
     sink: LiveSink,
@@ -61,7 +63,7 @@ export class RunPrinter {
       if (event.kind !== 'run_finished') this.settleCutAnswer();
       switch (event.kind) {
         case 'model_call_started':
-          this.live.beginCall();
+          this.live.beginCall(this.cutAtMaxTokens);
           this.inFlight = true;
           this.line(formatEvent(event, this.runId));
           // A spinner until the first streamed words (terminals only).
@@ -69,6 +71,7 @@ export class RunPrinter {
           return;
         case 'model_call_finished': {
           this.inFlight = false;
+          this.cutAtMaxTokens = event.stopReason === 'max_tokens';
           this.spinner.stop();
           // This call's reasoning, text and answer follow in the log: print them before its summary line.
           for (const next of events.slice(i + 1)) {

@@ -47,6 +47,11 @@ class Printed {
   text = '';
   /** Part of the stream was never seen (the follower fell behind the heartbeat tails). */
   gapped = false;
+  /**
+   * The text of earlier calls this one continues (an answer cut at `max_tokens`): the events and the
+   * result carry the joined answer, which then extends `base + text`.
+   */
+  base = '';
 }
 
 const LABEL = {
@@ -69,12 +74,17 @@ export class LiveText {
 
   constructor(private readonly sink: LiveSink) {}
 
-  /** A new model call: what follows belongs to it. */
-  beginCall(): void {
+  /**
+   * A new model call: what follows belongs to it. `continues`: it continues the previous call's
+   * answer, which was cut at `max_tokens`; the joined answer then extends what both printed.
+   */
+  beginCall(continues = false): void {
     this.endSection();
     this.call = undefined;
     this.attempt = 0;
+    const previous = this.streams.text;
     this.streams = { thinking: new Printed(), text: new Printed() };
+    if (continues && !previous.gapped) this.streams.text.base = previous.base + previous.text;
   }
 
   /** True once anything of this call's `kind` stream was printed. */
@@ -96,7 +106,9 @@ export class LiveText {
         this.notice(`[model call retried (attempt ${snapshot.attempt}): its answer starts over]`);
       }
       this.attempt = snapshot.attempt;
+      const base = this.streams.text.base;
       this.streams = { thinking: new Printed(), text: new Printed() };
+      this.streams.text.base = base;
     }
     if (snapshot.thinking) this.onTail('thinking', snapshot.thinking);
     if (snapshot.text) this.onTail('text', snapshot.text);
@@ -111,7 +123,10 @@ export class LiveText {
     const s = this.streams[kind];
     if (s.gapped) return 'diverged';
     const known = (cut && text.endsWith('…') ? text.slice(0, -1) : text).trimStart();
-    const shown = s.text.trimStart();
+    // A continued answer: the joined text extends what this call and the ones it continues printed;
+    // a text of this call alone (its event) extends this call's part.
+    const joined = (s.base + s.text).trimStart();
+    const shown = s.base && (known.startsWith(joined) || joined.startsWith(known)) ? joined : s.text.trimStart();
     if (known.startsWith(shown)) {
       const rest = known.slice(shown.length);
       if (!rest) return 'covered';

@@ -2,7 +2,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { parseArgs } from 'node:util';
 import { RunEndedError, connectClient, getRun, runResult } from '../client';
 import { ConnectionConfigError, describeConnection, loadConnectionConfig, mayStartEmbeddedServer } from '../config';
-import { TOOL_PROTOCOLS, type ToolProtocol } from '../shared';
+import { TOOL_PROTOCOLS, type RunToolChoice, type ToolProtocol } from '../shared';
 import { CodecKeysError } from '../codec';
 import { codecServerCommand } from './codec-server-command';
 import { streamSink } from './live-text';
@@ -11,10 +11,12 @@ import { isReachable, runForegroundDevServer, webUiLink } from '../server/dev-se
 import { formatStatusReport } from './format';
 import { DEFAULT_LIST_LIMIT, RUN_STATUSES, isRunStatus, listCommand } from './list-command';
 import { PromptRefused, readPromptFile } from './prompt-source';
+import { readOutputSchemaFile } from './output-schema-file';
+import { resultWithMessages } from './result-messages';
 import { follow, reportResult, runCommand } from './run-command';
 import { withWholeInputs } from './approval-input';
 import { isLive, runStatus, type LiveRunStatusReport } from './run-status';
-import { inertJson, visibleText } from './terminal-text';
+import { inertJson, visibleLine, visibleText } from './terminal-text';
 import { SteerRefused, decideCommand, endCommand, interruptCommand, sendCommand } from './steer-commands';
 import { runWorkerCommand } from './worker-command';
 
@@ -26,6 +28,7 @@ Usage:
                                [--no-inline-worker] [--session] [--approve] [--approval-timeout SECONDS]
                                [--require-done-tool] [--network] [--tool-protocol native|xml]
                                [--system-replace S] [--max-session-iterations N] [--mcp-config FILE]
+                               [--output-schema FILE] [--tool-choice auto|none|TOOL]
   durable-agent follow <id> [--json]
   durable-agent transcript <id> [--json]      (every message of a run in full; no worker needed)
   durable-agent send <id> "<message>"
@@ -34,7 +37,7 @@ Usage:
   durable-agent end <id>                      (ends a session that waits for input)
   durable-agent status <id> [--json]
   durable-agent interrupt <id> [--reason R]
-  durable-agent result <id> [--json]
+  durable-agent result <id> [--json [--messages]]
   durable-agent list [--status S] [--limit N] [--query Q] [--json]
   durable-agent worker [--workspace-root DIR]...  (runs' workspaces must be inside a root; default: here)
   durable-agent server [--ui-port N] [--db-filename FILE]
@@ -83,6 +86,15 @@ function takeProfile(argv: string[]): { args: string[]; profile?: string } {
   return { args, ...(profile !== undefined ? { profile } : {}) };
 }
 
+/** `--tool-choice auto|none|<tool>`: a tool name forces that tool on the first model call. */
+function toolChoiceFlag(value: string): RunToolChoice {
+  if (value === 'auto' || value === 'none') return value;
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(value)) {
+    throw new UsageError(`--tool-choice must be auto, none or a tool name, got '${visibleLine(value.slice(0, 80))}'`);
+  }
+  return { type: 'tool', name: value };
+}
+
 function toolProtocolFlag(value: string | undefined): ToolProtocol | undefined {
   if (value === undefined) return undefined;
   if (!(TOOL_PROTOCOLS as readonly string[]).includes(value)) {
@@ -126,6 +138,8 @@ export async function main(argv: string[]): Promise<number> {
           'system-replace': { type: 'string' },
           'max-session-iterations': { type: 'string' },
           'mcp-config': { type: 'string' },
+          'output-schema': { type: 'string' },
+          'tool-choice': { type: 'string' },
         },
       });
       const promptFile = values['prompt-file'];
@@ -161,6 +175,10 @@ export async function main(argv: string[]): Promise<number> {
           toolProtocol: toolProtocolFlag(values['tool-protocol']),
           maxSessionIterations: numberFlag('max-session-iterations', values['max-session-iterations'], true),
           ...(values['mcp-config'] !== undefined ? { mcpConfig: values['mcp-config'] } : {}),
+          ...(values['tool-choice'] !== undefined ? { toolChoice: toolChoiceFlag(values['tool-choice']) } : {}),
+          ...(values['output-schema'] !== undefined
+            ? { outputSchema: await readOutputSchemaFile(values['output-schema']) }
+            : {}),
           ...(values['system-replace'] !== undefined
             ? { systemPrompt: values['system-replace'], systemReplace: true }
             : {}),
@@ -253,11 +271,13 @@ export async function main(argv: string[]): Promise<number> {
       const { values, positionals } = parseArgs({
         args: rest,
         allowPositionals: true,
-        options: { json: { type: 'boolean', default: false } },
+        options: { json: { type: 'boolean', default: false }, messages: { type: 'boolean', default: false } },
       });
       const id = requireId(positionals, 'result');
-      const handle = getRun(await connectClient(config), id);
-      return reportResult(await runResult(handle), webUiLink(config.namespace, id), values.json ?? false);
+      if (values.messages && !values.json) throw new UsageError('result --messages needs --json');
+      const client = await connectClient(config);
+      const result = values.messages ? await resultWithMessages(client, id) : await runResult(getRun(client, id));
+      return reportResult(result, webUiLink(config.namespace, id), values.json ?? false);
     }
     case 'list': {
       const { values } = parseArgs({

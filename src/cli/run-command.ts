@@ -3,7 +3,7 @@ import { newRunId, queryEvents, runResult, startRun, interruptRun, type AgentHan
 import type { TemporalConfig } from '../config';
 import { anthropicKeyPresent } from '../models';
 import { isReachable, webUiLink } from '../server/dev-server';
-import type { AgentRunInput, AgentRunResult, ToolProtocol } from '../shared';
+import type { AgentRunInput, AgentRunResult, RunToolChoice, ToolProtocol } from '../shared';
 import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL, contextWindowSetting, parseRunInput } from '../shared';
 import type { AgentWorker } from '../worker';
 import { ensureServer, startInlineWorker } from './environment';
@@ -45,6 +45,10 @@ export interface RunFlags {
   maxSessionIterations?: number;
   /** A file in Claude Code's `{"mcpServers": …}` shape: the run's MCP servers (docs/mcp.md). */
   mcpConfig?: string;
+  /** `--output-schema FILE`: the final answer must be JSON valid against this JSON Schema (docs/output.md). */
+  outputSchema?: Record<string, unknown>;
+  /** `--tool-choice`: `auto`, `none`, or a tool the first model call must call. */
+  toolChoice?: RunToolChoice;
 }
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -99,6 +103,8 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
     ...(flags.toolProtocol ? { toolProtocol: flags.toolProtocol } : {}),
     ...(flags.systemReplace ? { systemReplace: true } : {}),
     ...(flags.maxSessionIterations !== undefined ? { maxSessionIterations: flags.maxSessionIterations } : {}),
+    ...(flags.outputSchema ? { outputSchema: flags.outputSchema } : {}),
+    ...(flags.toolChoice ? { toolChoice: flags.toolChoice } : {}),
     // A context window for a model the table does not know (docs/models.md).
     ...(contextWindow !== undefined ? { contextWindowTokens: contextWindow } : {}),
     ...(mcpServers ? { mcpServers } : {}),

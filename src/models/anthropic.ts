@@ -155,6 +155,8 @@ export function toMessageParams(request: ModelRequest, options: { promptCaching?
     }));
     if (request.toolChoice) params.tool_choice = request.toolChoice;
   }
+  // Structured output: the answer's text is JSON valid against the run's outputSchema.
+  if (request.outputSchema) params.output_config = { format: { type: 'json_schema', schema: request.outputSchema } };
   if (options.promptCaching) params.cache_control = { type: 'ephemeral' };
   return params;
 }

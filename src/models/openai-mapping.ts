@@ -19,6 +19,7 @@ import type OpenAI from 'openai';
 import { ErrorTypes } from '../shared/constants';
 import type { ContentBlock, Message, ModelRequest, ModelResponse, StopReason } from '../shared/messages';
 import { invalidUsage, optionalTokenCount, tokenCount } from './usage-check';
+import { OPENAI_SCHEMA_NAME, openAIStrictCompatible } from './structured-output';
 
 const PROVIDER = 'OpenAI-compatible API';
 
@@ -51,7 +52,20 @@ export function toChatParams(request: ModelRequest, maxTokensField: MaxTokensFie
       type: 'function',
       function: { name: t.name, description: t.description, parameters: t.input_schema },
     }));
-    if (request.toolChoice) params.tool_choice = request.toolChoice.type === 'none' ? 'none' : 'auto';
+    const choice = request.toolChoice;
+    if (choice) {
+      params.tool_choice = choice.type === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.type;
+    }
+  }
+  if (request.outputSchema) {
+    params.response_format = {
+      type: 'json_schema',
+      json_schema: {
+        name: OPENAI_SCHEMA_NAME,
+        schema: request.outputSchema,
+        strict: openAIStrictCompatible(request.outputSchema),
+      },
+    };
   }
   return params;
 }

@@ -1,8 +1,9 @@
 import type { AssembleContextInput, AssembledContext } from './context-io';
 import type { HookPlan } from './hooks-io';
 import type { ConversationDelta } from './conversation';
-import type { ModelResponse, ToolChoice, ToolSpec } from './messages';
+import type { Message, ModelResponse, ToolChoice, ToolSpec } from './messages';
 import type { McpCallRef, McpServerConfig, McpServerListing } from './mcp';
+import type { OutputSchema } from './output-schema';
 
 /**
  * Input of the `callModel` activity. The conversation travels as a delta against the worker's
@@ -28,6 +29,8 @@ export interface CallModelInput {
   /** The run's MCP tools (docs/mcp.md): sent with full loads and after a change; the worker keeps them by hash. */
   mcpTools?: ToolSpec[];
   mcpToolsHash?: string;
+  /** The run's `outputSchema`: the provider's native structured output is asked for where it exists. */
+  outputSchema?: OutputSchema;
 }
 export interface CallModelOutput extends ModelResponse {
   /** The task queue of the worker that now holds the conversation: the run's next calls go there. */
@@ -80,6 +83,17 @@ export interface RunToolOutput {
   workerQueue?: string;
   /** MCP calls: the server's tool list is no longer the one the run offers (list_changed, reconnect). */
   mcpToolsChanged?: boolean;
+}
+
+/**
+ * Input and result of `keepFinalMessages`, a local activity at a run's end: the messages no model
+ * call sent (the last turn's tool results after `done`, an interrupt or the budget), recorded in
+ * history through its result so a transcript has the whole conversation with no worker up.
+ */
+export interface FinalMessages {
+  /** How many messages of the conversation came before them. */
+  baseLength: number;
+  messages: Message[];
 }
 
 /** Input of `prepareRun`, the one activity at a run's start (patched 'run-context'). */

@@ -10,3 +10,6 @@ export * from './model-limits';
 export * from './bounds';
 export * from './summaries';
 export * from './run-outcome';
+export * from './output-schema';
+export * from './tool-choice';
+export * from './cancelled-result';

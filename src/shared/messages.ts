@@ -55,7 +55,8 @@ export interface ToolSpec {
   input_schema: Record<string, unknown>;
 }
 
-export type ToolChoice = { type: 'auto' } | { type: 'none' };
+/** `tool`: the model must call the named tool (not every model allows it). */
+export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'tool'; name: string };
 
 /** What a model provider receives. Tool definitions are resolved on the worker from `toolNames`. */
 export interface ModelRequest {
@@ -65,6 +66,8 @@ export interface ModelRequest {
   tools: ToolSpec[];
   toolChoice?: ToolChoice;
   maxTokens: number;
+  /** The final answer must be JSON valid against this JSON Schema: providers ask for structured output. */
+  outputSchema?: Record<string, unknown>;
 }
 
 /** What a model provider returns: the assistant turn exactly as the API produced it. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { utf8Length, jsonBytes } from './bounds';
 import {
+  DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_MAX_ITERATIONS,
   DEFAULT_MAX_TOKENS,
   MAX_PROMPT_BYTES,
@@ -10,6 +11,8 @@ import {
 import { runTimeoutsSchema } from './run-timeouts';
 import { mcpServersSchema } from './mcp';
 import { ACCEPTED_ENCODING_HINT, describeUndecodable, isUndecodable } from './undecodable';
+import { outputSchemaSchema } from './output-schema';
+import { toolChoiceProblem, toolChoiceSchema } from './tool-choice';
 import type { ConversationSnapshot } from './conversation';
 import type { StopReason, Usage } from './messages';
 
@@ -166,6 +169,8 @@ export const agentRunInputSchema = z
       .enum(TOOL_PROTOCOLS, { error: () => `toolProtocol must be one of: ${TOOL_PROTOCOLS.join(', ')}` })
       .optional(),
     tools: z.array(z.string().min(1)).optional(),
+    /** `auto` (default), `none`, or a tool the first model call must call (docs/configuration.md). */
+    toolChoice: toolChoiceSchema.optional(),
     contextWindowTokens: z
       .number()
       .int('contextWindowTokens must be a whole number')
@@ -202,6 +207,8 @@ export const agentRunInputSchema = z
       .optional(),
     /** MCP servers for this run, in Claude Code's `mcpServers` shape (`run --mcp-config FILE` sets it); docs/mcp.md. */
     mcpServers: mcpServersSchema.optional(),
+    /** The final answer must be JSON valid against this JSON Schema (docs/output.md). */
+    outputSchema: outputSchemaSchema.optional(),
     /** Per-run liveness timeouts and retry bounds of model and tool calls; defaults in constants.ts. */
     timeouts: runTimeoutsSchema.optional(),
     compactAtBytes: z
@@ -239,6 +246,18 @@ export const agentRunInputSchema = z
         path: [],
         message: `the run input is ${bytes} bytes; the limit is ${MAX_RUN_INPUT_BYTES} bytes (${MAX_RUN_INPUT_BYTES / 1024} KiB)`,
       });
+    }
+    if (input.toolChoice !== undefined) {
+      const problem = toolChoiceProblem(input.toolChoice, input.model ?? DEFAULT_ANTHROPIC_MODEL, input.toolProtocol);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['toolChoice'], message: problem });
+      const forced = typeof input.toolChoice === 'object' ? input.toolChoice.name : undefined;
+      if (forced !== undefined && input.tools && !input.tools.includes(forced)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['toolChoice', 'name'],
+          message: `toolChoice names '${forced}', which is not among the run's tools (${input.tools.join(', ')})`,
+        });
+      }
     }
     const seen = new Set<string>();
     for (const [i, name] of (input.tools ?? []).entries()) {
@@ -338,6 +357,8 @@ export interface AgentRunResult {
   model: string;
   /** Present when `exitReason` is `failed` or `interrupted`: why. */
   error?: { type: string; message: string };
+  /** Runs with `outputSchema`: the final answer parsed, present when `finalText` is JSON valid against the schema. */
+  output?: unknown;
 }
 
 /** Progress events kept by the workflow and served with a cursor by the `events` query. */

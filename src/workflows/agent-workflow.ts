@@ -36,6 +36,8 @@ import { ToolDispatch } from './tool-dispatch';
 import { LoopExit, TurnHandler } from './turn';
 import { closingSummary, modelStep } from './model-step';
 import { Hooks } from './hooks';
+import { AnswerCheck } from './answer-check';
+import { keepFinalMessages } from './final-messages';
 import { Intake } from './intake';
 import { describeContext, prepareRun, type Prepared } from './run-start';
 import { McpTools } from './mcp-tools';
@@ -87,6 +89,9 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   );
   const events = new EventLog(resume, () => board.showDetails());
   const emit = events.emit.bind(events);
+  const answers = input.outputSchema
+    ? new AnswerCheck(input.outputSchema, conversation, emit, flags.prefixed)
+    : undefined;
   const hooks = new Hooks(
     { runId: info.workflowId, workspace: input.workspace, network: input.network ?? false, prefixed: flags.prefixed },
     emit,
@@ -123,6 +128,9 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       sticky: flags.sticky,
       systemOnce: flags.context,
       ...(textTools ? { toolProtocol: 'xml' as const } : {}),
+      // Native structured output would turn `<tool_code>` replies into JSON: not under the text protocol.
+      ...(input.outputSchema && !textTools ? { outputSchema: input.outputSchema } : {}),
+      ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
     },
     emit,
     resume?.workerQueue,
@@ -179,6 +187,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     perMessage: flags.context,
     hooks,
     ...(textTools ? { textTools } : {}),
+    ...(answers ? { answers } : {}),
     // Defined below; called only once the loop runs.
     handOver: (waiting) => handOver(waiting),
   });
@@ -248,6 +257,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const intake = new Intake(inbox, conversation, hooks, emit);
   /** Run start: the system prompt and hooks, then the prompt's UserPromptSubmit hooks (first execution only). */
   const start = async (): Promise<LoopExit | undefined> => {
+    if (answers && !resume) await answers.checkSchema();
     prepared = await prepareRun(input, resume, flags.context, settings, emit, mcp);
     if (prepared.refused !== undefined) {
       return new LoopExit('failed', '', { type: ErrorTypes.WorkspaceRefused, message: prepared.refused });
@@ -324,7 +334,15 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   );
   board.index();
 
-  const ending = { state, board, model, hardened: flags.hardened, emit };
+  const ending = {
+    state,
+    board,
+    model,
+    hardened: flags.hardened,
+    emit,
+    ...(answers ? { outputOf: (text: string) => answers.outputFor(text) } : {}),
+    ...(flags.hardened ? { keepFinalMessages: () => keepFinalMessages(conversation, flags.prefixed) } : {}),
+  };
   let exit: LoopExit;
   try {
     exit = await loopScope.run(loop);

@@ -101,6 +101,11 @@ export class Conversation {
     this.cachedToolResults.delete(toolUseId);
   }
 
+  /** The messages no model call has sent yet (at a run's end: the last turn's tool results, say), and where they start. */
+  get unsynced(): { baseLength: number; messages: Message[] } {
+    return { baseLength: this.syncedLength, messages: this.messages.slice(this.syncedLength) };
+  }
+
   /** The worker now holds everything, the assistant turn just appended included. */
   markSynced(): void {
     this.syncedLength = this.messages.length;

@@ -1,5 +1,21 @@
-import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, log } from '@temporalio/workflow';
-import { ErrorTypes, type AgentRunResult, type RunEventInput } from '../shared';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  log,
+  patched,
+  upsertMemo,
+} from '@temporalio/workflow';
+import {
+  CANCELLED_ERROR,
+  CANCELLED_RESULT_MEMO,
+  ErrorTypes,
+  MAX_CANCELLED_TEXT_BYTES,
+  cutBytes,
+  type AgentRunResult,
+  type RunEventInput,
+} from '../shared';
 import type { RunState } from './run-state';
 import type { StatusBoard } from './status';
 import type { LoopExit } from './turn';
@@ -10,18 +26,40 @@ interface EndingContext {
   model: string;
   hardened: boolean;
   emit(event: RunEventInput): void;
+  /** Runs with `outputSchema`: the parsed answer when the final text is the one that matched. */
+  outputOf?(finalText: string): unknown;
+  /** Records the messages no model call sent, so the transcript is whole (runs with 'hardened-run'). */
+  keepFinalMessages?(): Promise<void>;
 }
 
 /**
  * A Temporal cancel stopped the run: its end is written where operators look (state, events, search
- * attributes, Current Details), then the workflow ends Canceled by rethrowing the cancellation.
+ * attributes, Current Details), its `AgentRunResult` into its memo (a TypeScript workflow's cancel
+ * carries no details; clients read it there), then the workflow ends Canceled by rethrowing the cancellation.
  */
 export async function endCancelled(c: EndingContext, cancellation: unknown): Promise<never> {
   c.state.finalStatus = 'cancelled';
   c.emit({ kind: 'run_finished', exitReason: 'cancelled', finalText: c.state.lastAssistantText });
   c.board.index();
-  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+  await CancellationScope.nonCancellable(async () => {
+    await condition(allHandlersFinished);
+    await c.keepFinalMessages?.();
+  });
+  if (patched('cancelled-result')) upsertMemo({ [CANCELLED_RESULT_MEMO]: cancelledResult(c) });
   throw cancellation;
+}
+
+/** What a cancelled run leaves: its usage, cost and the text it had (cut to fit the memo). */
+export function cancelledResult(c: Pick<EndingContext, 'state' | 'model'>): AgentRunResult {
+  return {
+    exitReason: 'cancelled',
+    finalText: cutBytes(c.state.lastAssistantText, MAX_CANCELLED_TEXT_BYTES),
+    iterations: c.state.iteration,
+    usage: c.state.usage,
+    costUsd: c.state.costUsd,
+    model: c.model,
+    error: { type: CANCELLED_ERROR, message: 'cancelled by a Temporal client (workflow cancel)' },
+  };
 }
 
 /**
@@ -34,6 +72,8 @@ export async function endWith(c: EndingContext, exit: LoopExit): Promise<AgentRu
   c.emit({ kind: 'run_finished', exitReason: exit.exitReason, finalText: exit.finalText });
   c.board.index();
   await condition(allHandlersFinished);
+  await c.keepFinalMessages?.();
+  const output = c.outputOf?.(exit.finalText);
   const result: AgentRunResult = {
     exitReason: exit.exitReason,
     finalText: exit.finalText,
@@ -42,6 +82,7 @@ export async function endWith(c: EndingContext, exit: LoopExit): Promise<AgentRu
     costUsd: c.state.costUsd,
     model: c.model,
     ...(exit.error ? { error: exit.error } : {}),
+    ...(output !== undefined ? { output } : {}),
   };
   // One line per finished run in the worker's log (seed 001 7.3); a WARN when the iteration limit ended it.
   const line = {

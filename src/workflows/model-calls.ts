@@ -22,6 +22,8 @@ import {
   type ConversationDelta,
   type RunEventInput,
   type ToolSpec,
+  type RunToolChoice,
+  type ToolChoice,
 } from '../shared';
 import type { Conversation } from './conversation';
 
@@ -38,6 +40,10 @@ export interface ModelCallSettings {
   /** Send the system prompt with full loads only, its hash always (patched 'run-context'). */
   systemOnce: boolean;
   toolProtocol?: 'xml';
+  /** The run's `toolChoice` (native tool calls only); unset: `auto`. */
+  toolChoice?: RunToolChoice;
+  /** The run's `outputSchema`, sent with iteration calls (not summaries) for native structured output. */
+  outputSchema?: Record<string, unknown>;
 }
 
 /**
@@ -90,7 +96,7 @@ export class ModelCalls {
   }
 
   /** What every model call of this run sends: the settings and the conversation (a delta). */
-  private request(conversation: ConversationDelta) {
+  private request(conversation: ConversationDelta, structured = false) {
     const s = this.settings;
     // The worker keeps the system prompt with the conversation: it travels with full loads only.
     const system = this.systemHash === undefined ? { system: s.system } : conversation.full ? { system: s.system } : {};
@@ -107,6 +113,7 @@ export class ModelCalls {
       extraToolNames: s.extraToolNames,
       maxTokens: s.maxTokens,
       ...(mcp ? { mcpToolsHash: mcp.hash, ...(sendMcp ? { mcpTools: mcp.specs } : {}) } : {}),
+      ...(structured && s.outputSchema ? { outputSchema: s.outputSchema } : {}),
     };
   }
 
@@ -115,11 +122,24 @@ export class ModelCalls {
     const s = this.settings;
     const response = await this.withConversation((conversation, options) =>
       this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
-        s.toolProtocol ? this.request(conversation) : { ...this.request(conversation), toolChoice: { type: 'auto' } },
+        s.toolProtocol
+          ? this.request(conversation, true)
+          : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor(iteration) },
       ]),
     );
     if (s.sticky && response.workerQueue) this.workerQueue = response.workerQueue;
     return response;
+  }
+
+  /**
+   * `none` holds for every call; a forced tool for the run's first call only (later calls are `auto`,
+   * or the model could never answer and the run never end).
+   */
+  private toolChoiceFor(iteration: number): ToolChoice {
+    const choice = this.settings.toolChoice;
+    if (choice === 'none') return { type: 'none' };
+    if (typeof choice === 'object' && iteration === 1) return { type: 'tool', name: choice.name };
+    return { type: 'auto' };
   }
 
   /** A closing call (summary, compaction) with an instruction; the conversation is unchanged. */

@@ -8,6 +8,7 @@ import {
   type RunEventInput,
 } from '../shared';
 import type { Conversation } from './conversation';
+import type { AnswerCheck } from './answer-check';
 import type { Hooks } from './hooks';
 import type { Inbox } from './inbox';
 import type { RunState } from './run-state';
@@ -55,6 +56,8 @@ export interface TurnContext {
   hooks: Hooks;
   /** Tools the model may call under the text protocol (`toolProtocol: 'xml'`); undefined: native tool calls. */
   textTools?: string[];
+  /** Runs with `outputSchema`: checks each final answer (docs/output.md). */
+  answers?: AnswerCheck;
   /** Continues as new; `waiting` when a session hands over while it waits for input. */
   handOver(waiting?: { idleDeadline: number }): Promise<never>;
 }
@@ -229,6 +232,11 @@ export class TurnHandler {
         this.c.conversation.append({ role: 'user', content: `[Stop hook] ${keepGoing}` });
         return undefined;
       }
+    }
+    if (stopHooks && this.c.answers) {
+      const verdict = await this.c.answers.check(text);
+      if (verdict.kind === 'invalid') return verdict.exit;
+      text = verdict.text;
     }
     emit({ kind: 'answer', text });
     const stopRun = this.c.hooks.stopRunRequested;

@@ -63,15 +63,18 @@ test('a cancelled run ends Canceled, and status, state, the search attribute and
   });
   // No worker from here on: a closed run answers from history.
   const report = await statusJson(workflowId);
-  expect(report).toMatchObject({ status: 'cancelled', executionStatus: 'CANCELLED', source: 'search-attributes' });
+  // From the AgentRunResult the run kept (in its memo).
+  expect(report).toMatchObject({ status: 'cancelled', executionStatus: 'CANCELLED', source: 'result' });
   expect(report.reason).toContain('cancelled');
   const text = await durableAgent(['status', workflowId]);
   expect(text.stdout).toMatch(/^status +cancelled$/m);
   expect(text.stdout).toMatch(/^temporal +cancelled$/m);
 
+  // The run kept its AgentRunResult (in its memo): result --json prints it, and says how the run ended.
   const result = await durableAgent(['result', workflowId, '--json']);
   expect(result.code).toBe(1);
-  expect(result.stderr.trim()).toBe("error: run ended 'cancelled': cancelled by a Temporal client (workflow cancel)");
+  expect(JSON.parse(result.stdout)).toMatchObject({ exitReason: 'cancelled', iterations: 0 });
+  expect(result.stderr.trim()).toBe("run ended 'cancelled': cancelled by a Temporal client (workflow cancel)");
 
   await eventually(
     () => listJson('--query', only(workflowId)),

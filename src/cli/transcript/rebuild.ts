@@ -182,6 +182,14 @@ export class TranscriptBuilder {
       if (typeof out?.['content'] === 'string') this.toolResults.set(hashString(out['content']), out['content']);
       return;
     }
+    if (activityType === 'keepFinalMessages') {
+      // The run's end: the messages no model call sent (the last tool results), after the ones it did.
+      const t = this.transcript;
+      const base = typeof out?.['baseLength'] === 'number' ? out['baseLength'] : this.segmentLength;
+      t.messages.length = this.segmentStart + Math.min(base, this.segmentLength);
+      if (Array.isArray(out?.['messages'])) t.messages.push(...(out['messages'] as Message[]));
+      return;
+    }
     if (activityType === 'assembleContext' || activityType === 'prepareRun') {
       // `assembleContext` returns the assembled context; `prepareRun` wraps it in `context`.
       this.assembled(activityType === 'prepareRun' ? asObject(out?.['context']) : out);

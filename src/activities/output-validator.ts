@@ -1,0 +1,113 @@
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import Ajv2019 from 'ajv/dist/2019';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import RE2 from 're2';
+import {
+  MAX_VIOLATIONS,
+  VIOLATION_CHARS,
+  cutChars,
+  type CheckOutputInput,
+  type CheckOutputOutput,
+  type OutputSchema,
+} from '../shared';
+
+/**
+ * Typed answers, on the worker (ajv is Node code, not for the workflow sandbox): compiles a run's
+ * `outputSchema` and checks a final answer against it. The draft is chosen by the schema's
+ * `$schema` (2020-12 — what `z.toJSONSchema` writes —, 2019-09, else draft-07); formats are checked.
+ * Compiled validators are kept per schema text, a bounded number of them. The schema's `pattern`s
+ * run on RE2, in time linear in the answer: the model's text cannot freeze the worker with a
+ * pattern that backtracks (`^(a+)+$`).
+ */
+
+const re2Engine = Object.assign((pattern: string, flags: string) => new RE2(pattern, flags), {
+  code: 'require("re2")',
+});
+
+const CACHE_SIZE = 64;
+const compiled = new Map<string, ValidateFunction>();
+
+function validatorFor(schema: OutputSchema): ValidateFunction {
+  const key = JSON.stringify(schema);
+  const cached = compiled.get(key);
+  if (cached) return cached;
+  const draft = typeof schema.$schema === 'string' ? schema.$schema : '';
+  const options = {
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    logger: false,
+    code: { regExp: re2Engine },
+  } as const;
+  const ajv = draft.includes('2020-12')
+    ? new Ajv2020(options)
+    : draft.includes('2019-09')
+      ? new Ajv2019(options)
+      : new Ajv(options);
+  addFormats(ajv);
+  const validate = ajv.compile(schema);
+  if (compiled.size >= CACHE_SIZE) compiled.delete(compiled.keys().next().value as string);
+  compiled.set(key, validate);
+  return validate;
+}
+
+/** Undefined when the schema is valid JSON Schema, else the validator's message. */
+export function outputSchemaProblem(schema: unknown): string | undefined {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    return 'outputSchema must be a JSON Schema object';
+  }
+  try {
+    validatorFor(schema as OutputSchema);
+    return undefined;
+  } catch (err) {
+    return cutChars((err as Error).message || String(err), 1000);
+  }
+}
+
+/** The schema alone: whether it compiles. With `text`: whether that answer is JSON valid against it. */
+export function checkOutput(input: CheckOutputInput): CheckOutputOutput {
+  const problem = outputSchemaProblem(input.schema);
+  if (problem !== undefined) return { kind: 'bad_schema', message: problem };
+  if (input.text === undefined) return { kind: 'schema_ok' };
+  const json = jsonText(input.text);
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    return {
+      kind: 'invalid',
+      violations: [cutChars(`the answer is not JSON (${(err as Error).message})`, VIOLATION_CHARS)],
+    };
+  }
+  const validate = validatorFor(input.schema);
+  if (validate(value)) return { kind: 'valid', json };
+  const errors = validate.errors ?? [];
+  const violations = errors.slice(0, MAX_VIOLATIONS).map((e) => cutChars(describeError(e), VIOLATION_CHARS));
+  if (errors.length > MAX_VIOLATIONS) violations.push(`… and ${errors.length - MAX_VIOLATIONS} more`);
+  return { kind: 'invalid', violations: violations.length ? violations : ['the answer does not match the schema'] };
+}
+
+/**
+ * The JSON in an answer: the whole text, or the body of a single Markdown code fence around it
+ * (models add one even when told not to). Anything else is taken as it is, and JSON.parse says why not.
+ */
+export function jsonText(text: string): string {
+  const trimmed = text.trim();
+  const fenced = /^```[a-zA-Z]*[ \t]*\r?\n([\s\S]*?)\r?\n?```$/.exec(trimmed);
+  return fenced ? fenced[1]!.trim() : trimmed;
+}
+
+/** `/items/0/price must be number`, `(root) must have required property 'name'`. */
+function describeError(e: ErrorObject): string {
+  const where = e.instancePath || '(root)';
+  const params = e.params as Record<string, unknown>;
+  if (e.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+    return `${where} must not have property '${params.additionalProperty}'`;
+  }
+  if (e.keyword === 'enum' && Array.isArray(params.allowedValues)) {
+    return `${where} must be one of ${JSON.stringify(params.allowedValues)}`;
+  }
+  return `${where} ${e.message ?? `fails ${e.keyword}`}`;
+}

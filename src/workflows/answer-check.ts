@@ -1,0 +1,115 @@
+import { ApplicationFailure, proxyLocalActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { agentActivities } from './activity-proxy';
+import {
+  ErrorTypes,
+  MAX_OUTPUT_CORRECTIONS,
+  OUTPUT_INVALID_ERROR,
+  outputCorrection,
+  type OutputSchema,
+  type RunEventInput,
+} from '../shared';
+import type { Conversation } from './conversation';
+import { failureMessage, failureType, stopping } from './model-calls';
+import { LoopExit } from './turn';
+
+/** What the loop does with a final answer of a run with `outputSchema`. */
+export type AnswerVerdict =
+  /** Valid: `text` is its JSON text, which the run answers with. */
+  | { kind: 'valid'; text: string }
+  /** Invalid: a corrective message was appended (`exit` undefined: the loop goes on), or the run ends. */
+  | { kind: 'invalid'; exit: LoopExit | undefined };
+
+/**
+ * Typed answers (docs/output.md). The validator (ajv) is Node code, so it runs in a local activity
+ * (`checkOutput`) whose result history records: replay takes the verdicts from there. The schema is
+ * checked once at run start (a schema that is not valid JSON Schema fails the run, non-retryably);
+ * every final answer is checked; one that does not match gets up to MAX_OUTPUT_CORRECTIONS corrective
+ * turns naming the violations, then the run ends `failed` with them. Only runs with `outputSchema`
+ * schedule any of this, so histories recorded without it replay unchanged.
+ */
+export class AnswerCheck {
+  /** Corrective turns since the last valid answer (a session's every answer gets its own). */
+  private corrections = 0;
+  /** The last valid answer's JSON text and value: the result's `output` when it is the final text. */
+  private valid: { text: string; value: unknown } | undefined;
+  private readonly activities: ActivityInterfaceFor<Pick<Activities, 'checkOutput'>>;
+
+  constructor(
+    readonly schema: OutputSchema,
+    private readonly conversation: Conversation,
+    private readonly emit: (event: RunEventInput) => void,
+    /** Runs with 'prefixed-activity-names' schedule `durableAgent.checkOutput`. */
+    prefixed = false,
+  ) {
+    this.activities = agentActivities(
+      proxyLocalActivities<Pick<Activities, 'checkOutput'>>({
+        startToCloseTimeout: '30 seconds',
+        retry: { initialInterval: '1 second', maximumAttempts: 3 },
+      }),
+      prefixed,
+    );
+  }
+
+  /** At run start: a schema that is not valid JSON Schema fails the run with the validator's message. */
+  async checkSchema(): Promise<void> {
+    const checked = await this.activities.checkOutput.executeWithOptions({ summary: 'check outputSchema' }, [
+      { schema: this.schema },
+    ]);
+    if (checked.kind === 'bad_schema') {
+      throw ApplicationFailure.nonRetryable(
+        `Invalid run input: outputSchema is not valid JSON Schema: ${checked.message}`,
+        ErrorTypes.InvalidInput,
+      );
+    }
+  }
+
+  /** Checks a final answer against the schema; a check that cannot run ends the run `failed`, saying so. */
+  async check(text: string): Promise<AnswerVerdict> {
+    let checked;
+    try {
+      checked = await this.activities.checkOutput.executeWithOptions({ summary: 'check answer · outputSchema' }, [
+        { schema: this.schema, text },
+      ]);
+    } catch (err) {
+      if (stopping(err)) throw err;
+      return {
+        kind: 'invalid',
+        exit: new LoopExit('failed', text, {
+          type: failureType(err),
+          message: `the answer could not be checked against outputSchema: ${failureMessage(err)}`,
+        }),
+      };
+    }
+    if (checked.kind === 'valid') {
+      this.corrections = 0;
+      this.valid = { text: checked.json, value: JSON.parse(checked.json) as unknown };
+      return { kind: 'valid', text: checked.json };
+    }
+    const violations =
+      checked.kind === 'invalid' ? checked.violations : [`the schema no longer compiles: ${checked.kind}`];
+    if (this.corrections >= MAX_OUTPUT_CORRECTIONS) {
+      return {
+        kind: 'invalid',
+        exit: new LoopExit('failed', text, {
+          type: OUTPUT_INVALID_ERROR,
+          message:
+            `the final answer does not match outputSchema after ${this.corrections} corrective ` +
+            `turn${this.corrections === 1 ? '' : 's'}: ${violations.join('; ')}`,
+        }),
+      };
+    }
+    this.corrections += 1;
+    this.emit({
+      kind: 'notice',
+      message: `the answer does not match outputSchema (${violations.length} violation${violations.length === 1 ? '' : 's'}); asking the model to correct it`,
+    });
+    this.conversation.append({ role: 'user', content: outputCorrection(violations) });
+    return { kind: 'invalid', exit: undefined };
+  }
+
+  /** The parsed answer, when `finalText` is the last answer that matched the schema. */
+  outputFor(finalText: string): unknown {
+    return this.valid !== undefined && this.valid.text === finalText ? this.valid.value : undefined;
+  }
+}
