@@ -11,6 +11,7 @@ import type {
 } from '../shared';
 import { costOf, cutChars } from '../shared';
 import type { AgentMetrics } from './metrics';
+import { baseActivityName } from '../shared/activity-names';
 
 /** Content attributes (opt-in) are cut to this many characters each. */
 export const CONTENT_ATTRIBUTE_CHARS = 32_768;
@@ -35,7 +36,7 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
   ) {}
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
-    const type = this.ctx.info.activityType;
+    const type = baseActivityName(this.ctx.info.activityType);
     const arg = input.args[0];
     if ((type === 'callModel' || type === 'summarizeRun') && isObject(arg)) {
       return this.chat(arg as unknown as CallModelInput, type, () => next(input));

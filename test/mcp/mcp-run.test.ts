@@ -35,7 +35,9 @@ const notices = (events: RunEvent[]) => events.flatMap((e) => (e.kind === 'notic
 async function scheduledInputs(workflowId: string, type: string): Promise<string[]> {
   const history = await suite.env.client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? [])
-    .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type)
+    .filter((e) =>
+      [type, `durableAgent.${type}`].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''),
+    )
     .map((e) => Buffer.from(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data!).toString('utf8'));
 }
 const servers = () => ({ test: stdioTestServer({ MCP_TEST_LOG: logFile }) });

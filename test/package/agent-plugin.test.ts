@@ -86,7 +86,16 @@ test("the user's own activities stay next to the agent's; an agent activity name
     [
       'callModel',
       'runTool',
-      ...['callModel', 'prepareRun', 'runHook', 'runTool', 'summarizeRun'].map((n) => `durableAgent.${n}`),
+      ...[
+        'callModel',
+        'checkOutput',
+        'keepFinalMessages',
+        'listMcpTools',
+        'prepareRun',
+        'runHook',
+        'runTool',
+        'summarizeRun',
+      ].map((n) => `durableAgent.${n}`),
     ].sort(),
   );
   expect(worker.options.activities.get('runTool')).toBe(mine);

@@ -23,5 +23,6 @@ export async function scheduledActivities(handle: WorkflowHandle): Promise<strin
   const history = await handle.fetchHistory();
   return (history.events ?? [])
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-    .filter((n): n is string => !!n);
+    .filter((n): n is string => !!n)
+    .map((n) => n.replace(/^durableAgent\./, ''));
 }

@@ -89,10 +89,12 @@ test('a query mid-run and a worker restart (replay) add no duplicate span and br
   // One StartActivity span per activity the history scheduled, however often the run was replayed.
   const history = await handle.fetchHistory();
   const scheduled = (type: string) =>
-    (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type).length;
+    (history.events ?? []).filter((e) =>
+      [type, `durableAgent.${type}`].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''),
+    ).length;
   expect(scheduled('callModel')).toBeGreaterThanOrEqual(2);
-  expect(t.named('StartActivity:callModel')).toHaveLength(scheduled('callModel'));
-  expect(t.named('StartActivity:runTool')).toHaveLength(scheduled('runTool'));
+  expect(t.named('StartActivity:durableAgent.callModel')).toHaveLength(scheduled('callModel'));
+  expect(t.named('StartActivity:durableAgent.runTool')).toHaveLength(scheduled('runTool'));
   expect(t.named('HandleQuery')).toHaveLength(0);
   expect(t.named('ValidateUpdate')).toHaveLength(0);
   // Every span's parent arrived: a span id drawn differently on the live worker and on replay would leave orphans.
