@@ -35,9 +35,23 @@ export class McpConnection {
 
   private constructor(
     readonly server: string,
-    readonly client: Client,
+    // Private: the SDK's types (which need the DOM lib) stay out of the package's public declarations.
+    private readonly client: Client,
     private readonly transport: Transport,
   ) {}
+
+  /** `tools/call` over this session (the SDK's `callTool`); plain types keep the SDK's out of declarations. */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: {
+      signal: AbortSignal;
+      timeout?: number;
+      onprogress: (p: { progress: number; total?: number; message?: string }) => void;
+    },
+  ): Promise<unknown> {
+    return this.client.callTool({ name, arguments: args }, undefined, { ...options, resetTimeoutOnProgress: true });
+  }
 
   /** Starts (or reaches) the server, initializes and lists its tools, within `timeoutMs`. */
   static async open(server: string, endpoint: Endpoint, timeoutMs: number): Promise<McpConnection> {

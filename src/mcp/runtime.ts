@@ -141,19 +141,14 @@ export class McpRuntime {
       }
       conn.inFlight += 1;
       try {
-        const result = await conn.client.callTool(
-          { name: ref.tool, arguments: input as Record<string, unknown> },
-          undefined,
-          {
-            signal: ctx.signal,
-            timeout: ctx.timeoutMs,
-            resetTimeoutOnProgress: true,
-            onprogress: (p) =>
-              ctx.heartbeat(
-                `${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`,
-              ),
-          },
-        );
+        const result = await conn.callTool(ref.tool, input as Record<string, unknown>, {
+          signal: ctx.signal,
+          timeout: ctx.timeoutMs,
+          onprogress: (p) =>
+            ctx.heartbeat(
+              `${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`,
+            ),
+        });
         const text = await resultText(result as Parameters<typeof resultText>[0], {
           workspace: ctx.workspace,
           toolUseId: ctx.toolUseId,
