@@ -16,6 +16,7 @@ import {
 } from '../shared/hooks-io';
 import { cutChars } from '../shared/bounds';
 import { detectSandbox, sandboxStatus, type SandboxSetting } from '../tools/sandbox';
+import { limitsFromEnv, type SandboxLimits, type TmpfsBudget } from '../tools/sandbox/limits';
 
 export interface HookActivityDeps {
   /** Hooks registered as functions by a custom worker, with its `canExecuteTool`. */
@@ -31,6 +32,13 @@ export interface HookActivityDeps {
   verifyWorkspace?: (workspace: string) => Promise<string>;
   /** The sandbox workspace hooks run in; default: the bash tool's (`DURABLE_AGENT_SANDBOX`). */
   sandbox?: SandboxSetting;
+  /**
+   * Limits of a sandboxed hook, as of a bash call; default: `DURABLE_AGENT_SANDBOX_MAX_PROCESSES`
+   * and the built-in /tmp and /dev/shm sizes.
+   */
+  limits?: Partial<SandboxLimits>;
+  /** The tmpfs budget sandboxed hooks share with bash calls; default: the worker's. */
+  tmpfsBudget?: TmpfsBudget;
   /** The worker's tool names: settings whose matchers name other tools are reported at run start. */
   toolNames?: string[];
   /** How often `runHook` heartbeats (ms). */
@@ -48,6 +56,14 @@ export function createHookActivities(deps: HookActivityDeps = {}) {
   const settingsFile = deps.settingsFile ?? workerSettingsPath();
   const heartbeatEveryMs = deps.heartbeatIntervalMs ?? HOOK_HEARTBEAT_INTERVAL_MS;
   const sandbox = () => (deps.sandbox ? detectSandbox({ DURABLE_AGENT_SANDBOX: deps.sandbox }) : sandboxStatus());
+  // Read at creation, so a bad setting fails the worker's start with a message naming the variable.
+  const fromEnv = limitsFromEnv();
+  const limits: SandboxLimits = {
+    maxProcesses: fromEnv.maxProcesses,
+    tmpBytes: fromEnv.tmpBytes,
+    shmBytes: fromEnv.shmBytes,
+    ...deps.limits,
+  };
   const workspaceOf = (input: { workspace?: string }) => input.workspace ?? deps.defaultWorkspace ?? process.cwd();
 
   /** The workspace's settings first: its hooks run first, so the operator's see what they rewrote. */
@@ -85,6 +101,8 @@ export function createHookActivities(deps: HookActivityDeps = {}) {
         settings: await loadSettings(workspace),
         ...(deps.hooks ? { functions: deps.hooks } : {}),
         sandbox: sandbox(),
+        limits,
+        ...(deps.tmpfsBudget ? { tmpfsBudget: deps.tmpfsBudget } : {}),
         network: input.network === true,
         signal: ctx.cancellationSignal,
       });

@@ -1,19 +1,17 @@
 import { spawn } from 'node:child_process';
-import {
-  bwrapArgs,
-  bwrapProcessEnv,
-  KILL_GRACE_MS,
-  processRegistry,
-  sandboxEnv,
-  type SandboxStatus,
-} from '../tools/sandbox';
+import { bwrapProcessEnv, KILL_GRACE_MS, processRegistry, sandboxEnv, type SandboxStatus } from '../tools/sandbox';
+import { reserveCall, type CallReservation } from '../tools/sandbox/call-limits';
+import { limitsFromEnv, workerTmpfsBudget, type SandboxLimits, type TmpfsBudget } from '../tools/sandbox/limits';
+import { sandboxedShellArgs } from '../tools/sandbox/spawn';
 
 /**
  * Runs one command hook: `bash -c command` in the workspace, the event as JSON on stdin, in its own
  * process group tracked by the worker's process registry (so a timeout, a cancel or the worker's
  * shutdown kills it and all it started). Output is bounded: a hook printing more than
  * {@link MAX_HOOK_OUTPUT_BYTES} on a stream is killed and counts as failed, so no hook can fill the
- * worker's memory or keep it busy copying gigabytes.
+ * worker's memory or keep it busy copying gigabytes. A sandboxed hook runs within a bash call's
+ * limits (docs/sandbox.md): its processes capped by the kernel, descriptors closed, and its /tmp and
+ * /dev/shm a share of the worker's tmpfs budget, held until it ends.
  */
 
 /** Bytes a hook may print on stdout or stderr before it is killed as failed. */
@@ -35,8 +33,12 @@ export interface CommandSpec {
   stdin: string;
   workspace: string;
   timeoutMs: number;
-  /** Run inside the bash tool's bubblewrap sandbox (workspace hooks); otherwise with the worker's rights. */
-  sandbox?: { status: SandboxStatus; network: boolean };
+  /**
+   * Run inside the bash tool's bubblewrap sandbox (workspace hooks), within the bash call's limits
+   * (default: the worker's, from its environment) and a share of `budget` (default: the worker's);
+   * otherwise with the worker's rights.
+   */
+  sandbox?: { status: SandboxStatus; network: boolean; limits?: SandboxLimits; budget?: TmpfsBudget };
   signal: AbortSignal;
 }
 
@@ -64,21 +66,57 @@ function projectVars(workspace: string): Record<string, string> {
   return { DURABLE_AGENT_PROJECT_DIR: workspace, CLAUDE_PROJECT_DIR: workspace };
 }
 
-function spawnHook(spec: CommandSpec) {
+function spawnHook(spec: CommandSpec, reservation: CallReservation | undefined) {
   const options = { cwd: spec.workspace, detached: true, stdio: ['pipe', 'pipe', 'pipe'] as ['pipe', 'pipe', 'pipe'] };
-  if (spec.sandbox?.status.mode === 'bwrap' && spec.sandbox.status.bwrap) {
-    const args = [
-      ...bwrapArgs({ workspace: spec.workspace, network: spec.sandbox.network }),
-      ...Object.entries(projectVars(spec.workspace)).flatMap(([name, value]) => ['--setenv', name, value]),
-      '--',
-      '/bin/bash',
-      '-c',
-      spec.command,
-    ];
-    return { child: spawn(spec.sandbox.status.bwrap, args, { ...options, env: bwrapProcessEnv() }), sandboxed: true };
+  if (reservation && spec.sandbox?.status.bwrap) {
+    const args = sandboxedShellArgs(spec.command, spec.sandbox.status.bwrap, {
+      workspace: spec.workspace,
+      network: spec.sandbox.network,
+      limits: reservation.limits,
+      setenv: projectVars(spec.workspace),
+    });
+    return { child: spawn('/bin/bash', args, { ...options, env: bwrapProcessEnv() }), sandboxed: true };
   }
   const env = spec.sandbox ? { ...hookEnv(spec.workspace), ...sandboxEnvOverrides() } : hookEnv(spec.workspace);
   return { child: spawn('bash', ['-c', spec.command], { ...options, env }), sandboxed: false };
+}
+
+/**
+ * A sandboxed hook's share of the sandbox's resources, waited for within its timeout (the wait
+ * counts towards it). Undefined for a hook that runs unsandboxed.
+ */
+async function reserveHook(
+  spec: CommandSpec,
+): Promise<{ ok: true; reservation?: CallReservation } | { ok: false; failure: string }> {
+  const sandbox = spec.sandbox;
+  if (sandbox?.status.mode !== 'bwrap' || !sandbox.status.bwrap) return { ok: true };
+  let limits: SandboxLimits;
+  try {
+    limits = sandbox.limits ?? limitsFromEnv();
+  } catch (error) {
+    return { ok: false, failure: `the sandbox's limits are misconfigured: ${(error as Error).message}` };
+  }
+  const gate = new AbortController();
+  let why = `it timed out after ${spec.timeoutMs / 1000} s`;
+  const timer = setTimeout(() => gate.abort(), spec.timeoutMs);
+  const onAbort = () => {
+    why = 'the run was cancelled';
+    gate.abort();
+  };
+  spec.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const reserved = await reserveCall(limits, sandbox.budget ?? workerTmpfsBudget(), gate.signal);
+    if (reserved.ok) return { ok: true, reservation: reserved.reservation };
+    return {
+      ok: false,
+      failure: reserved.waited
+        ? `${why} before it started: ${reserved.error}`
+        : `the sandbox could not be set up: ${reserved.error}`,
+    };
+  } finally {
+    clearTimeout(timer);
+    spec.signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /** An unsandboxed workspace hook (`DURABLE_AGENT_SANDBOX=off`) gets bash's pager settings too. */
@@ -98,9 +136,25 @@ export async function runCommandHook(spec: CommandSpec): Promise<CommandOutcome>
       failure: `workspace hooks run in the bash sandbox, which is unavailable (${spec.sandbox.status.detail})`,
     };
   }
-  const { child, sandboxed } = spawnHook(spec);
+  const started = Date.now();
+  const reserved = await reserveHook(spec);
+  if (!reserved.ok) return { code: null, stdout: '', stderr: '', failure: reserved.failure };
+  try {
+    const left = Math.max(1, spec.timeoutMs - (Date.now() - started));
+    return await runSpawned({ ...spec, timeoutMs: left }, spec.timeoutMs, reserved.reservation);
+  } finally {
+    await reserved.reservation?.release();
+  }
+}
+
+async function runSpawned(
+  spec: CommandSpec,
+  statedTimeoutMs: number,
+  reservation: CallReservation | undefined,
+): Promise<CommandOutcome> {
+  const { child, sandboxed } = spawnHook(spec, reservation);
   const pid = child.pid;
-  if (pid !== undefined) processRegistry.track(pid, sandboxed);
+  if (pid !== undefined) processRegistry.track(pid, sandboxed, reservation?.members);
 
   let failure: string | undefined;
   let killTimer: NodeJS.Timeout | undefined;
@@ -134,7 +188,7 @@ export async function runCommandHook(spec: CommandSpec): Promise<CommandOutcome>
   child.stdin.on('error', () => {});
   child.stdin.end(spec.stdin);
 
-  const timer = setTimeout(() => stop(`it timed out after ${spec.timeoutMs / 1000} s and was killed`), spec.timeoutMs);
+  const timer = setTimeout(() => stop(`it timed out after ${statedTimeoutMs / 1000} s and was killed`), spec.timeoutMs);
   const onAbort = () => stop('the run was cancelled; it was killed');
   spec.signal.addEventListener('abort', onAbort, { once: true });
 
@@ -168,5 +222,10 @@ export async function runCommandHook(spec: CommandSpec): Promise<CommandOutcome>
       processRegistry.settle(pid);
     }
   }
+  // A failed hook that ran into its process limit says so.
+  const note = reservation?.limitReached()
+    ? ` (it reached the sandbox's limit of ${reservation.limits.maxProcesses} processes: some forks failed)`
+    : '';
+  if (failure !== undefined) failure += note;
   return { code, stdout: stdout(), stderr: stderr(), ...(failure !== undefined ? { failure } : {}) };
 }

@@ -6,7 +6,8 @@ import {
   type RunHookInput,
 } from '../shared/hooks-io';
 import type { SandboxStatus } from '../tools/sandbox';
-import { runCommandHook } from './command';
+import type { SandboxLimits, TmpfsBudget } from '../tools/sandbox/limits';
+import { runCommandHook, type CommandSpec } from './command';
 import { compileMatcher } from './matcher';
 import { OutcomeBuilder } from './merge';
 import type { LoadedSettings, SettingsHook } from './settings';
@@ -25,6 +26,9 @@ export interface HookRunContext {
   functions?: FunctionHooks;
   /** The bash tool's sandbox, which workspace hooks run in. */
   sandbox: SandboxStatus;
+  /** A sandboxed hook's limits and the tmpfs budget it shares (default: the worker's, as for bash). */
+  limits?: SandboxLimits;
+  tmpfsBudget?: TmpfsBudget;
   /** Workspace hooks get network when the run's bash does (`network: true`). */
   network?: boolean;
   signal: AbortSignal;
@@ -139,9 +143,18 @@ async function runSettingsHook(
     timeoutMs: Math.min(hook.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS),
     signal: ctx.signal,
     // The model can write the workspace's settings: its hooks get no more than the model's bash has.
-    ...(hook.sandboxed ? { sandbox: { status: ctx.sandbox, network: ctx.network === true } } : {}),
+    ...(hook.sandboxed ? { sandbox: sandboxOf(ctx) } : {}),
   });
   return commandVerdict(event, hook.source, label, outcome);
+}
+
+function sandboxOf(ctx: HookRunContext): NonNullable<CommandSpec['sandbox']> {
+  return {
+    status: ctx.sandbox,
+    network: ctx.network === true,
+    ...(ctx.limits ? { limits: ctx.limits } : {}),
+    ...(ctx.tmpfsBudget ? { budget: ctx.tmpfsBudget } : {}),
+  };
 }
 
 /** Runs `work` with a deadline and an abort signal joined to the run's. */

@@ -4,11 +4,24 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolEntry } from '../shared/mcp';
+import type { TmpfsBudget } from '../tools/sandbox/limits';
 import { toolEntries, toolsHash, type RawTool } from './listing';
+import { launchSandboxed, type SandboxedServer } from './sandboxed-launch';
 
-/** How a server is reached, resolved from its configuration (variables expanded, sandbox applied). */
+/**
+ * How a server is reached, resolved from its configuration (variables expanded, sandbox applied).
+ * A stdio server with `sandbox` runs in the bash sandbox: `command`, `args` and `env` are then
+ * what runs inside it, and `cwd` is the workspace.
+ */
 export type Endpoint =
-  | { transport: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string }
+  | {
+      transport: 'stdio';
+      command: string;
+      args: string[];
+      env: Record<string, string>;
+      cwd?: string;
+      sandbox?: SandboxedServer;
+    }
   | { transport: 'http'; url: string; headers: Record<string, string> };
 
 /** Pages of `tools/list` read at most; a server paging without end is cut here. */
@@ -32,6 +45,8 @@ export class McpConnection {
   inFlight = 0;
   lastUsed = Date.now();
   private stderrTail = '';
+  /** Gives back a sandboxed server's share of the sandbox's resources, once its process is gone. */
+  private release: (() => Promise<void>) | undefined;
 
   private constructor(
     readonly server: string,
@@ -53,20 +68,41 @@ export class McpConnection {
     return this.client.callTool({ name, arguments: args }, undefined, { ...options, resetTimeoutOnProgress: true });
   }
 
-  /** Starts (or reaches) the server, initializes and lists its tools, within `timeoutMs`. */
-  static async open(server: string, endpoint: Endpoint, timeoutMs: number): Promise<McpConnection> {
-    const transport: Transport =
-      endpoint.transport === 'stdio'
-        ? new StdioClientTransport({
-            command: endpoint.command,
-            args: endpoint.args,
-            env: endpoint.env,
-            ...(endpoint.cwd ? { cwd: endpoint.cwd } : {}),
-            stderr: 'pipe',
-          })
-        : new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers } });
+  /**
+   * Starts (or reaches) the server, initializes and lists its tools, within `timeoutMs`. A
+   * sandboxed server first reserves its share of `budget`, held until the connection closes.
+   */
+  static async open(
+    server: string,
+    endpoint: Endpoint,
+    timeoutMs: number,
+    budget: TmpfsBudget,
+  ): Promise<McpConnection> {
+    let release: (() => Promise<void>) | undefined;
+    let transport: Transport;
+    if (endpoint.transport === 'stdio') {
+      let { command, args, env } = endpoint;
+      if (endpoint.sandbox) {
+        const workspace = endpoint.cwd ?? process.cwd();
+        const launch = await launchSandboxed({ command, args, env, workspace }, endpoint.sandbox, budget, timeoutMs);
+        ({ command, args, env } = launch);
+        release = () => launch.reservation.release();
+      }
+      transport = new StdioClientTransport({
+        command,
+        args,
+        env,
+        ...(endpoint.cwd ? { cwd: endpoint.cwd } : {}),
+        stderr: 'pipe',
+      });
+    } else {
+      transport = new StreamableHTTPClientTransport(new URL(endpoint.url), {
+        requestInit: { headers: endpoint.headers },
+      });
+    }
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const conn = new McpConnection(server, client, transport);
+    conn.release = release;
     if (transport instanceof StdioClientTransport) {
       transport.stderr?.on('data', (chunk: Buffer) => {
         conn.stderrTail = (conn.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
@@ -74,6 +110,7 @@ export class McpConnection {
     }
     client.onclose = () => {
       conn.closed = true;
+      void conn.releaseOnce();
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       conn.dirty = true;
@@ -136,5 +173,12 @@ export class McpConnection {
     } catch {
       // Closing a connection that already broke has nothing left to do.
     }
+    await this.releaseOnce();
+  }
+
+  private async releaseOnce(): Promise<void> {
+    const release = this.release;
+    this.release = undefined;
+    await release?.();
   }
 }

@@ -2,7 +2,8 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import type { McpServerConfig, McpSource } from '../shared/mcp';
-import { bwrapArgs, bwrapProcessEnv, sandboxEnv, type SandboxStatus } from '../tools/sandbox';
+import { sandboxEnv, type SandboxStatus } from '../tools/sandbox';
+import type { SandboxLimits } from '../tools/sandbox/limits';
 import type { Endpoint } from './connection';
 import { expandConfig } from './expand';
 
@@ -13,6 +14,8 @@ export interface EndpointContext {
   /** The worker's environment (operator servers expand `${VAR}` from it). */
   env: Readonly<Record<string, string | undefined>>;
   sandbox: SandboxStatus;
+  /** A sandboxed server's limits, as a bash call's (processes, /tmp and /dev/shm). */
+  limits: SandboxLimits;
 }
 
 /**
@@ -21,7 +24,8 @@ export interface EndpointContext {
  * stdio server gets the SDK's default environment plus its own `env`. Workspace servers (the
  * model can write `.mcp.json`) get none of the worker's variables (only `${VAR:-default}`
  * defaults expand), their stdio servers run in the bash sandbox (workspace writable, no network
- * unless the run allows it, clean environment), and their HTTP servers need the run's network.
+ * unless the run allows it, clean environment, a bash call's limits), and their HTTP servers need
+ * the run's network.
  */
 export function resolveEndpoint(
   config: McpServerConfig,
@@ -70,16 +74,16 @@ export function resolveEndpoint(
     };
   }
   if (c.sandbox.mode === 'bwrap' && c.sandbox.bwrap) {
-    const workspace = path.resolve(c.workspace);
-    const setenv = Object.entries(cfg.env ?? {}).flatMap(([k, v]) => ['--setenv', k, v]);
+    // Started by the connection, which reserves the server's share of the sandbox's resources first.
     return {
       ok: true,
       endpoint: {
         transport: 'stdio',
-        command: c.sandbox.bwrap,
-        args: [...bwrapArgs({ workspace, network: c.network }), ...setenv, '--', cfg.command, ...args],
-        env: bwrapProcessEnv(),
-        cwd: workspace,
+        command: cfg.command,
+        args,
+        env: cfg.env ?? {},
+        cwd: path.resolve(c.workspace),
+        sandbox: { bwrap: c.sandbox.bwrap, network: c.network, limits: c.limits },
       },
       sandboxed: true,
     };

@@ -1,3 +1,4 @@
+import { workerTmpfsBudget, type TmpfsBudget } from '../tools/sandbox/limits';
 import { McpConnection, type Endpoint } from './connection';
 
 export interface McpPoolOptions {
@@ -5,6 +6,11 @@ export interface McpPoolOptions {
   idleTimeoutMs?: number;
   /** Starting a server, initializing and listing its tools. Default 30 s. */
   connectTimeoutMs?: number;
+  /**
+   * The tmpfs budget sandboxed (workspace) servers take their /tmp and /dev/shm from, shared with
+   * bash calls; default: the worker's (`DURABLE_AGENT_SANDBOX_TMPFS_BUDGET`).
+   */
+  tmpfsBudget?: TmpfsBudget;
 }
 
 export const DEFAULT_MCP_IDLE_TIMEOUT_MS = 5 * 60_000;
@@ -18,6 +24,7 @@ export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 30_000;
 export class McpPool {
   readonly idleTimeoutMs: number;
   readonly connectTimeoutMs: number;
+  private readonly budget: TmpfsBudget | undefined;
   private readonly connections = new Map<string, Promise<McpConnection>>();
   private sweeper: NodeJS.Timeout | undefined;
   /** Connections opened so far (for tests and the benchmark: no process per call). */
@@ -26,6 +33,7 @@ export class McpPool {
   constructor(options: McpPoolOptions = {}) {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_MCP_IDLE_TIMEOUT_MS;
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS;
+    this.budget = options.tmpfsBudget;
   }
 
   /** The live connection for `key`, opened when there is none (concurrent callers share one opening). */
@@ -36,7 +44,7 @@ export class McpPool {
       if (conn && !conn.closed) return conn;
       if (this.connections.get(key) === existing) this.connections.delete(key);
     }
-    const opening = McpConnection.open(server, endpoint, this.connectTimeoutMs);
+    const opening = McpConnection.open(server, endpoint, this.connectTimeoutMs, this.budget ?? workerTmpfsBudget());
     this.connections.set(key, opening);
     opening.then(
       () => {

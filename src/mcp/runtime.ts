@@ -1,6 +1,7 @@
 import { hashString } from '../shared/conversation';
 import type { McpCallRef, McpServerConfig, McpServerListing, McpSource } from '../shared/mcp';
 import { sandboxStatus, type SandboxStatus } from '../tools/sandbox';
+import { limitsFromEnv, type SandboxLimits } from '../tools/sandbox/limits';
 import { chooseServers, MCP_CONFIG_ENV_VAR, readMcpConfigFile, workspaceConfigFile, type ServerChoice } from './config';
 import type { McpConnection } from './connection';
 import { resultText } from './content';
@@ -25,6 +26,11 @@ export interface McpWorkerOptions extends McpPoolOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** How workspace stdio servers are confined; default the bash tool's sandbox status. */
   sandbox?: () => SandboxStatus;
+  /**
+   * Limits of a workspace stdio server, as of a bash call; default: `DURABLE_AGENT_SANDBOX_MAX_PROCESSES`
+   * and the built-in /tmp and /dev/shm sizes.
+   */
+  limits?: Partial<SandboxLimits>;
 }
 
 export interface McpCallContext {
@@ -53,8 +59,18 @@ export class McpRuntime {
   readonly pool: McpPool;
   private workerConfig: Promise<{ servers: Record<string, McpServerConfig>; error?: string }> | undefined;
 
+  private readonly limits: SandboxLimits;
+
   constructor(private readonly options: McpWorkerOptions = {}) {
     this.pool = new McpPool(options);
+    // Read at creation, so a bad setting fails the worker's start with a message naming the variable.
+    const fromEnv = limitsFromEnv();
+    this.limits = {
+      maxProcesses: fromEnv.maxProcesses,
+      tmpBytes: fromEnv.tmpBytes,
+      shmBytes: fromEnv.shmBytes,
+      ...options.limits,
+    };
   }
 
   /** Run start: every server the run uses, listed (in parallel), and notes on its configuration. */
@@ -208,6 +224,7 @@ export class McpRuntime {
       network,
       env: this.options.env ?? process.env,
       sandbox: (this.options.sandbox ?? sandboxStatus)(),
+      limits: this.limits,
     };
   }
 

@@ -45,20 +45,24 @@ export interface ShellSpawn {
 /**
  * The arguments of `/bin/bash` (the launcher) that run `command` in bubblewrap at `bwrap` within
  * the call's limits. Started from the workspace with {@link bwrapProcessEnv} as its environment.
+ * `setenv` adds variables to the sandbox's clean environment (a hook's project directory).
  */
 export function sandboxedShellArgs(
   command: string,
   bwrap: string,
-  options: { workspace: string; network: boolean; limits: CallLimits },
+  options: { workspace: string; network: boolean; limits: CallLimits; setenv?: Record<string, string> },
 ): string[] {
   const { limits } = options;
   const spec = { workspace: options.workspace, network: options.network, ...limits };
   return [
+    // No ~/.bashrc on the host: bash reads it for `-c` when its stdin is a socket (as a hook's is).
+    '--norc',
     '-c',
     LAUNCHER,
     limits.cgroupProcs ?? '',
     bwrap,
     ...bwrapArgs(spec),
+    ...Object.entries(options.setenv ?? {}).flatMap(([name, value]) => ['--setenv', name, value]),
     '--',
     '/bin/bash',
     '-c',

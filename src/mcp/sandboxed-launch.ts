@@ -1,0 +1,60 @@
+import { reserveCall, type CallReservation } from '../tools/sandbox/call-limits';
+import type { SandboxLimits, TmpfsBudget } from '../tools/sandbox/limits';
+import { bwrapProcessEnv } from '../tools/sandbox';
+import { sandboxedShellArgs } from '../tools/sandbox/spawn';
+
+/**
+ * Starting a workspace stdio server in the bash sandbox within a bash call's limits: its processes
+ * capped by the kernel (a pids cgroup, or RLIMIT_NPROC in its user namespace), descriptors the
+ * worker inherited closed, and its /tmp and /dev/shm a share of the worker's tmpfs budget that it
+ * holds while its connection lives (released when the connection closes). See docs/sandbox.md.
+ */
+
+/** How a sandboxed server is confined: plain data, so that it is part of the connection's key. */
+export interface SandboxedServer {
+  bwrap: string;
+  network: boolean;
+  limits: SandboxLimits;
+}
+
+export interface SandboxedLaunch {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  reservation: CallReservation;
+}
+
+/** One word for bash, quoted so that nothing in it is expanded. */
+function quoted(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Reserves the server's share (waiting at most `timeoutMs`, the connection's start timeout) and
+ * builds the command that starts it: the sandbox launcher, bubblewrap, then `exec` of the server.
+ */
+export async function launchSandboxed(
+  server: { command: string; args: string[]; env: Record<string, string>; workspace: string },
+  sandbox: SandboxedServer,
+  budget: TmpfsBudget,
+  timeoutMs: number,
+): Promise<SandboxedLaunch> {
+  const gate = AbortSignal.timeout(timeoutMs);
+  const reserved = await reserveCall(sandbox.limits, budget, gate);
+  if (!reserved.ok) {
+    throw new Error(
+      reserved.waited
+        ? `it could not start within ${timeoutMs} ms: ${reserved.error}`
+        : `the sandbox could not be set up: ${reserved.error}`,
+    );
+  }
+  const { reservation } = reserved;
+  const command = `exec ${[server.command, ...server.args].map(quoted).join(' ')}`;
+  const args = sandboxedShellArgs(command, sandbox.bwrap, {
+    workspace: server.workspace,
+    network: sandbox.network,
+    limits: reservation.limits,
+    setenv: server.env,
+  });
+  return { command: '/bin/bash', args, env: bwrapProcessEnv(), reservation };
+}
