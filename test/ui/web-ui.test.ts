@@ -73,7 +73,10 @@ describeWithChromium(suiteName('Temporal Web UI'), () => {
     // activity: it has no timeline bar, and its summary is the marker's, checked in the table above.
     const timeline = (await page.locator('svg text').allTextContents()).map((t) => t.trim());
     expect(timeline).toEqual(
-      expect.arrayContaining(['callModel • model scripted-ui · iteration 1', 'runTool • bash: echo hello from bash']),
+      expect.arrayContaining([
+        'durableAgent.callModel • model scripted-ui · iteration 1',
+        'durableAgent.runTool • bash: echo hello from bash',
+      ]),
     );
     expect(shown.length).toBeGreaterThanOrEqual(EXPECTED_SUMMARIES.length);
     await save(page, 'web-ui-history');
