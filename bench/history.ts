@@ -75,7 +75,7 @@ export async function measureChain(
       const id = String(event.eventId);
       const scheduled = event.activityTaskScheduledEventAttributes;
       if (scheduled) {
-        if (TOOL_ACTIVITIES.has(scheduled.activityType?.name ?? '')) toolScheduled.add(id);
+        if (TOOL_ACTIVITIES.has(baseActivityName(scheduled.activityType?.name ?? ''))) toolScheduled.add(id);
         scheduledAt.set(id, timeOf(event));
       }
       const started = event.activityTaskStartedEventAttributes;

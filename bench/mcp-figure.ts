@@ -18,6 +18,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import * as path from 'node:path';
 import { createMcpRuntime } from '../src/mcp';
+import { baseActivityName } from '../src/shared/activity-names';
 import { ScriptedModel, text, toolUse } from '../src/models/scripted';
 import { DEFAULT_NAMESPACE, WORKFLOW_TYPE, type AgentRunInput } from '../src/shared';
 import { createAgentWorker } from '../src/worker';
@@ -151,7 +152,9 @@ async function activityTimings(
     const c = e.activityTaskCompletedEventAttributes;
     if (c) {
       const from = scheduled.get(String(c.scheduledEventId));
-      if (from?.type === 'runTool' || from?.type === 'callModel') out[from.type].push(time(e.eventTime) - from.at);
+      // Runs schedule the agent's activities as `durableAgent.<name>` (older ones: the bare name).
+      const type = baseActivityName(from?.type ?? '');
+      if (from && (type === 'runTool' || type === 'callModel')) out[type].push(time(e.eventTime) - from.at);
     }
   }
   return out;
