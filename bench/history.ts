@@ -8,7 +8,7 @@ type HistoryEvent = NonNullable<History['events']>[number];
 /** Activity types that run one tool call (as activities or local activities): one per iteration in the bench's agent. */
 const TOOL_ACTIVITIES = new Set(['runTool', 'naiveRunTool']);
 
-/** Temporal's history warning threshold (DESIGN.md §5). */
+/** Temporal's history warning threshold (10 MiB; the server's limit is 50 MiB). */
 export const HISTORY_WARN_BYTES = 10 * 1024 * 1024;
 
 export interface RunSize {

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, DEFAULT_TEMPORAL_ADDRESS } from './shared';
 
 /**
- * Where and how to reach Temporal, read once at the edges (DESIGN.md §3) the way the `temporal` CLI
+ * Where and how to reach Temporal, read once at the edges (docs/connection.md) the way the `temporal` CLI
  * and every Temporal SDK read it (`@temporalio/envconfig`): the TOML profiles file, then the
  * `TEMPORAL_*` environment on top. `taskQueue` is durable-agent's own (`TEMPORAL_TASK_QUEUE`).
  * Plain data: certificates are already read, so connecting opens no file.

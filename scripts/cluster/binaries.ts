@@ -5,8 +5,8 @@ import { promisify } from 'node:util';
 import { cacheDir } from '../../src/server/temporal-cli';
 
 /**
- * The Temporal server and its SQL schema tool, built from their Go module (DESIGN.md §6: the server
- * the CLI v1.5.1 embeds; no replace directives) and cached per user next to the CLI, so fresh clones
+ * The Temporal server and its SQL schema tool, built from their Go module (the server
+ * the CLI v1.5.1 embeds; that module version has no `replace` directives, so `go install` takes it) and cached per user next to the CLI, so fresh clones
  * and CI checkouts reuse one build. The PostgreSQL schema files come from the same module and are
  * copied into the cache too, so a later run needs neither Go nor the module cache.
  */

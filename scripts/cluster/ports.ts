@@ -2,7 +2,7 @@ import * as net from 'node:net';
 
 /**
  * Free TCP ports on 127.0.0.1 below 32768: the Temporal server stores its membership ports as
- * smallint (DESIGN.md §6), and the kernel's ephemeral range (where port 0 lands) starts at 32768.
+ * smallint (ports above 32767 break cluster membership), and the kernel's ephemeral range (where port 0 lands) starts at 32768.
  * Ports are chosen at random in [10000, 32767] and checked by binding them; a port taken between
  * the check and the server's bind makes the start fail, and the caller tries again.
  */

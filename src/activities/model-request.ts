@@ -14,7 +14,7 @@ import type { ConversationCache } from './conversation-cache';
  * The request a model call sends, from the activity's input: the system prompt (sent, or the copy
  * kept with the cached conversation), the tools, and how the model calls them. Under the text
  * protocol (`toolProtocol: 'xml'`) the tools are described in the system prompt instead of the
- * API's `tools`, so a model without native tool calling can use them (seed 003).
+ * API's `tools`, so a model without native tool calling can use them (docs/models.md, the text tool protocol).
  */
 export function modelRequest(
   input: Omit<CallModelInput, 'toolChoice'>,

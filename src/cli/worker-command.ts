@@ -258,8 +258,8 @@ export function installWorkerRuntime(
   const level = options.level ?? 'WARN';
   try {
     Runtime.install({
-      // The worker command also logs the workflows' own INFO lines (one per finished run, seed 001
-      // 7.3); the SDK's INFO chatter stays out.
+      // The worker command also logs the workflows' own INFO lines (one per finished run, a WARN
+      // when the iteration limit ended it); the SDK's INFO chatter stays out.
       logger: new DefaultLogger(level === 'WARN' ? 'INFO' : level, (entry) => {
         if (entry.level === 'INFO' && entry.meta?.sdkComponent !== 'workflow') return;
         // The process's own activity queue polls no workflows by design (sticky activities).

@@ -30,7 +30,7 @@ import { readCapped } from './workspace-files';
 import { cutChars } from '../shared/bounds';
 
 /**
- * The system prompt of a run, assembled once at its start in seed 001's order:
+ * The system prompt of a run, assembled once at its start in this order (docs/context.md):
  *   1. Identity (the built-in default: what the agent is, what counts as an instruction)
  *   2. Project instructions (AGENTS.md / CLAUDE.md, nearest first)
  *   3. Environment (workspace, platform, model, start date)

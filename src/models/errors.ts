@@ -1,6 +1,6 @@
 /**
  * Classifies anything a model call throws into the one failure Temporal should see. This is the
- * only place that decides retryability (DESIGN.md §4); providers and activities just rethrow its
+ * only place that decides retryability (docs/failure-semantics.md); providers and activities just rethrow its
  * result.
  *
  * - HTTP errors map by status (400/401/402/403/404/413/422 non-retryable; 408/409/429/5xx retryable),

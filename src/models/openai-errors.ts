@@ -1,5 +1,5 @@
 /**
- * Classifies what an OpenAI-compatible call throws into the failures of DESIGN.md §4, as
+ * Classifies what an OpenAI-compatible call throws into the failures of docs/failure-semantics.md, as
  * `errors.ts` does for Anthropic (same `ErrorTypes`, same retryability, same `Retry-After`
  * handling through `retryDelayFromHeaders`, same cancellation through `cancellationFailure`).
  *
@@ -25,7 +25,7 @@ interface Classification {
 
 const c = (type: ErrorType, retryable: boolean): Classification => ({ type, retryable });
 
-/** DESIGN.md §4's status table (the same as `errors.ts` applies to Anthropic). */
+/** docs/failure-semantics.md's status table (the same as `errors.ts` applies to Anthropic). */
 const STATUS_CLASSES: Record<number, Classification> = {
   400: c(ErrorTypes.BadRequest, false),
   401: c(ErrorTypes.Authentication, false),

@@ -3,7 +3,7 @@ import { promises as fs, constants as fsConstants } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-/** The Temporal CLI version we build: the newest tag without `replace` directives (DESIGN.md §6). */
+/** The Temporal CLI version we build: the newest tag without `replace` directives (a `replace` directive makes `go install` refuse the module). */
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 const GO_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 

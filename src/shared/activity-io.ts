@@ -78,7 +78,7 @@ export interface RunToolOutput {
   /**
    * Local activities only: the task queue of the worker that ran it, which is the worker running the
    * workflow. The run moves its model calls there, so the conversation, the tool results and the
-   * workflow share one worker's cache (DESIGN.md §5).
+   * workflow share one worker's cache (docs/architecture.md#history-stays-linear).
    */
   workerQueue?: string;
   /** MCP calls: the server's tool list is no longer the one the run offers (list_changed, reconnect). */

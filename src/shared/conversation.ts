@@ -2,7 +2,7 @@ import type { ContentBlock, Message, ToolResultBlock } from './messages';
 
 /**
  * The conversation travels to the model activity as a delta against what the worker already holds
- * (DESIGN.md §5), so each message is recorded in event history about once, not once per later
+ * (docs/architecture.md#history-stays-linear), so each message is recorded in event history about once, not once per later
  * model call. Pure code: used by the workflow (sandbox) and the worker alike.
  *
  * Each message extends a hash chain: `chain[i+1] = hash(chain[i], message[i])`. The workflow

@@ -100,7 +100,7 @@ export function isToolUse(block: ContentBlock): block is ToolUseBlock {
   return block.type === 'tool_use';
 }
 
-/** The text of a turn: its text blocks joined with a newline, trimmed (as seed 004 reads a turn). */
+/** The text of a turn: its text blocks joined with a newline, trimmed (how the loop reads a turn's answer). */
 export function textOf(content: ContentBlock[]): string {
   return rawTextOf(content).trim();
 }

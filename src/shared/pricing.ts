@@ -29,7 +29,7 @@ function openai(names: string[], price: Price): PriceEntry[] {
   return names.map((name) => ({ model: `openai:${name}`, price, exact: true }));
 }
 
-/** The one price table (DESIGN.md §7). Unknown models have no price; their cost is unknown, never 0. */
+/** The one price table (docs/models.md). Unknown models have no price; their cost is unknown, never 0. */
 export const PRICE_TABLE: readonly PriceEntry[] = [
   { model: 'claude-opus-5-5', price: p(4, 5, 0.2, 20) },
   { model: 'claude-sonnet-5-5', price: p(2, 2.5, 0.1, 10) },

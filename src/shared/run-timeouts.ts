@@ -39,7 +39,7 @@ const attempts = (field: string, { min, max }: { min: number; max: number }) =>
 
 /**
  * Per-run overrides of the model and tool activities' liveness timeouts and retry bounds
- * (DESIGN.md §4). A heartbeat timeout is how long Temporal waits for a lost worker before it retries
+ * (docs/failure-semantics.md). A heartbeat timeout is how long Temporal waits for a lost worker before it retries
  * the call elsewhere; omitted fields keep the defaults in `constants.ts`.
  */
 export const runTimeoutsSchema = z.strictObject({

@@ -103,7 +103,7 @@ export const runContinuationSchema = z.strictObject({
       warnings: z.array(z.string()),
     })
     .optional(),
-  /** Hook events the worker reported at run start (DESIGN.md §3): only these schedule hook activities. */
+  /** Hook events the worker reported at run start (docs/hooks.md): only these schedule hook activities. */
   hookEvents: z.array(z.string()).optional(),
   /** Stop hooks that kept the run going in a row (bounded by MAX_STOP_BLOCKS across executions). */
   stopBlocks: count.optional(),
@@ -375,7 +375,7 @@ export type RunEvent =
       text: string;
     }
   | { seq: number; kind: 'model_call_failed'; iteration: number; error: string }
-  /** The model's thinking in one answer, then its text (seed 004's order: reasoning, text, tool calls). Cut to EVENT_TEXT_CHARS. */
+  /** The model's thinking in one answer, then its text (in turn order: reasoning, text, then the tool calls). Cut to EVENT_TEXT_CHARS. */
   | { seq: number; kind: 'reasoning'; iteration: number; text: string; truncated?: boolean }
   | { seq: number; kind: 'text'; iteration: number; text: string; truncated?: boolean }
   | { seq: number; kind: 'tool_call_started'; toolUseId: string; name: string; input: unknown }

@@ -43,10 +43,10 @@ import { describeContext, prepareRun, type Prepared } from './run-start';
 import { McpTools } from './mcp-tools';
 
 /**
- * The durable agent loop (DESIGN.md §2): model call → tool calls → tool results → model call …
+ * The durable agent loop (docs/architecture.md): model call → tool calls → tool results → model call …
  * Every model and tool call is an activity; the conversation lives in workflow state, rebuilt on
  * replay from the activity results that history already holds, and reaches the model activity as
- * a delta against the worker's cache, so history grows linearly (DESIGN.md §5).
+ * a delta against the worker's cache, so history grows linearly (docs/architecture.md#history-stays-linear).
  */
 export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunResult> {
   const info = workflowInfo();
@@ -195,7 +195,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   const account = (response: Parameters<RunState['account']>[0], judge = false) =>
     state.account(response, model, contextWindow, !flags.hardened ? 'raise' : judge ? 'judge' : 'ignore');
 
-  /** Hands the run to a fresh execution, so history stays small (DESIGN.md §5). */
+  /** Hands the run to a fresh execution, so history stays small (docs/architecture.md#history-stays-linear). */
   const handOver = async (waiting?: { idleDeadline: number }): Promise<never> => {
     state.continuations += 1;
     emit({ kind: 'notice', message: `continuing as new (execution ${state.continuations + 1}) to keep history small` });

@@ -84,7 +84,7 @@ export async function endWith(c: EndingContext, exit: LoopExit): Promise<AgentRu
     ...(exit.error ? { error: exit.error } : {}),
     ...(output !== undefined ? { output } : {}),
   };
-  // One line per finished run in the worker's log (seed 001 7.3); a WARN when the iteration limit ended it.
+  // One line per finished run in the worker's log; a WARN when the iteration limit ended it.
   const line = {
     iterations: result.iterations,
     exitReason: result.exitReason,

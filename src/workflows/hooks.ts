@@ -21,7 +21,7 @@ export type PreToolDecision =
   { kind: 'deny'; reason: string } | { kind: 'run'; input: unknown; ask: boolean; allowed: boolean; context?: string };
 
 /**
- * The run's hooks (DESIGN.md §3, docs/hooks.md): each event with hooks is one `runHook` activity
+ * The run's hooks (docs/hooks.md): each event with hooks is one `runHook` activity
  * per occurrence, with ONE attempt, so a hook is never silently run twice for one call. A hook
  * activity that fails or times out (a lost worker included) fails closed for PreToolUse and is
  * reported; for the other events it is reported and the run goes on. Events without hooks

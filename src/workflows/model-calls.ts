@@ -47,7 +47,7 @@ export interface ModelCallSettings {
 }
 
 /**
- * Model calls with the conversation as a delta against the worker's cache (DESIGN.md §5), routed
+ * Model calls with the conversation as a delta against the worker's cache (docs/architecture.md#history-stays-linear), routed
  * to the worker that holds it when there is one. A worker without the prefix (another worker, a
  * restart, an eviction) fails fast with a cache miss; the conversation then goes once in full.
  */
@@ -75,7 +75,7 @@ export class ModelCalls {
    * The workflow runs on the worker with this queue (a local activity said so). Calls follow it
    * there, so the conversation, the results of local tools and the workflow share one worker's
    * cache: a worker that does not hold the conversation gets it in full at once, with no failed
-   * delta attempt first (runs with 'run-context'; DESIGN.md §5).
+   * delta attempt first (runs with 'run-context').
    */
   followWorkflow(queue: string | undefined): void {
     if (!queue || !this.settings.sticky || !this.settings.systemOnce || queue === this.workerQueue) return;

@@ -107,7 +107,7 @@ export class RunState {
   /**
    * Which iteration limit the next model call would cross. Outside sessions (and in runs recorded
    * before per-message limits) `maxIterations` bounds the run. In a session it bounds each message's
-   * turn (seed 001 resets the counter per message) and `maxSessionIterations` bounds the session.
+   * turn (docs/sessions.md: the count restarts per message) and `maxSessionIterations` bounds the session.
    */
   limitReached(limits: {
     maxIterations: number;

@@ -63,7 +63,7 @@ export interface TurnContext {
 }
 
 /**
- * What the loop does with one model turn, by its outcome (DESIGN.md §2): run the tools, finish
+ * What the loop does with one model turn, by its outcome (docs/architecture.md#stop-reasons): run the tools, finish
  * (or, in a session, wait for the next message), refuse, continue a cut answer, resume a paused
  * turn, compact after the context window filled.
  */
@@ -200,7 +200,7 @@ export class TurnHandler {
 
   /**
    * The message's turn reached `maxIterations` in a session: the closing summary is this message's
-   * answer, and the session waits for the next one (seed 001 resets the limit per message).
+   * answer, and the session waits for the next one (in a session the iteration limit counts per message).
    */
   async endMessageAtLimit(summary: string, maxIterations: number): Promise<LoopExit | undefined> {
     const { state, conversation, emit } = this.c;

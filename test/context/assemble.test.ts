@@ -23,7 +23,7 @@ function fullWorkspace(): void {
 }
 
 describe('the assembled system prompt', () => {
-  test('has its parts in seed 001 order: identity, instructions, environment, memory, skills, tools, user text', async () => {
+  test('has its parts in order: identity, instructions, environment, memory, skills, tools, user text', async () => {
     fullWorkspace();
     const ctx = await assemble(ws, { systemPrompt: 'Answer in French.' });
     const titles = [

@@ -1,5 +1,5 @@
 /**
- * Iteration limits in sessions (seed 001: `maxIterations` bounds each message's turn and the count
+ * Iteration limits in sessions (docs/sessions.md: `maxIterations` bounds each message's turn and the count
  * starts again per message; `maxSessionIterations` bounds the whole session), end to end with the
  * real workflow and worker, the scripted model and the real tools, across continue-as-new.
  */

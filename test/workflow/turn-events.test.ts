@@ -1,5 +1,5 @@
 /**
- * The `events` log of a turn, in seed 004's order: the model's reasoning, its text, then per tool
+ * The `events` log of a turn, in turn order: the model's reasoning, its text, then per tool
  * call its start and result; the final answer once, as `answer`. End to end: the real workflow and
  * worker, the real Anthropic SDK against the fake Messages API streaming thinking blocks.
  */

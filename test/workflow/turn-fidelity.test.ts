@@ -8,7 +8,7 @@ import { withWorker } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
- * How one model turn becomes the run's next step, as seed 004 reads a turn: answers continued
+ * How one model turn becomes the run's next step, as the loop reads a turn: answers continued
  * after max_tokens, text blocks, the done tool, unknown stop reasons, and provider numbers.
  */
 const { suite, start } = useWorkflowSuite('turn');
@@ -81,7 +81,7 @@ test('a turn with an unknown stop reason runs its tool calls instead of dropping
   expect(JSON.stringify(results)).toContain('tool_result');
 });
 
-test('a tool_use stop with no tool blocks ends the turn as the answer (seed 002 T11)', async () => {
+test('a tool_use stop with no tool blocks ends the turn as the answer', async () => {
   const model = new ScriptedModel([text('Nothing to run.', { stopReason: 'tool_use' })]);
   const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, {})).result());
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Nothing to run.', iterations: 1 });

@@ -2,7 +2,7 @@ import { SHELLS, shellScript } from './shell-script';
 import { parseShell, ShellParseError, type SimpleCommand, type Word } from './shell-words';
 
 /**
- * The command policy: commands bash refuses before anything runs (seed 001's exec blacklist). It is
+ * The command policy: commands bash refuses before anything runs (a deny list of command shapes). It is
  * defense in depth, a tripwire for the obvious (`sudo apt-get install …`), not the boundary: a name
  * built while the command runs (`$cmd`, a script file) passes it, and the sandbox is what confines
  * such a command. Every check is linear in the command's length.
