@@ -6,47 +6,16 @@
  * bubblewrap, with a limit small enough for a 2-core machine.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, readdirSync } from 'node:fs';
 import { createBashTool, ToolRegistry } from '../../src/tools';
 import { bwrapProcessEnv, findBwrap, processLimitMechanism } from '../../src/tools/sandbox';
 import { sandboxedShellArgs } from '../../src/tools/sandbox/spawn';
 import { makeContext, makeTempDir } from '../tools/helpers';
+import { marked, samplePeak, waitUntil } from './process-count';
 
 const MAX_PROCESSES = 48;
 const { dir: ws, cleanup } = makeTempDir('da-fork-bomb-');
 afterAll(cleanup);
-
-/** Live processes whose command line holds `marker`: the bomb's shells (and bubblewrap, which was given it). */
-function marked(marker: string): number {
-  let n = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      const state = /^\S+ \(.*\) (\S)/.exec(readFileSync(`/proc/${entry}/stat`, 'utf8'))?.[1];
-      if (cmdline.includes(marker) && state !== 'Z') n += 1;
-    } catch {
-      // Exited meanwhile.
-    }
-  }
-  return n;
-}
-
-/** Samples `marked(marker)` every 20 ms until stopped; returns the highest count seen. */
-function samplePeak(marker: string): { stop: () => number } {
-  let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, marked(marker))), 20);
-  return { stop: () => (clearInterval(timer), Math.max(peak, marked(marker))) };
-}
-
-async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
-}
 
 /** A fork bomb whose shell stays to the end (so the call ends at its timeout, not when the shell exits). */
 const bomb = (marker: string) => `# ${marker}\nbomb() { bomb | bomb & }; bomb; while :; do sleep 1; done`;
