@@ -8,31 +8,19 @@ import { AnthropicProvider } from '../../src/models/anthropic';
 import { OpenAIProvider } from '../../src/models/openai';
 import { WORKFLOW_TYPE, parseRunInput, type AgentRunInput } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
-import { message, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { message } from '../support/fake-anthropic';
 import { answer, startFakeOpenAI, toolCalls, type FakeOpenAI } from '../support/fake-openai';
 import { runResult } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { tempWorkspace, withWorker } from '../support/temporal';
+import { useFakeAnthropicSuite } from '../support/workflow-suite';
 
-let env: TestEnv;
-let fake: FakeAnthropic;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-beforeEach(async () => {
-  fake = await startFakeAnthropic();
-});
-afterEach(async () => {
-  await fake?.close();
-});
+const t = useFakeAnthropicSuite();
 
 let counter = 0;
 async function run(input: Partial<AgentRunInput>, model: AnthropicProvider | OpenAIProvider) {
   const workspace = await tempWorkspace('tool-choice');
-  return withWorker(env, { model }, async (taskQueue) => {
-    const handle = await env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+  return withWorker(t.env, { model }, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
       taskQueue,
       workflowId: `tool-choice-${Date.now()}-${++counter}`,
       args: [{ prompt: 'Look around', model: 'claude-sonnet-4-6', workspace, ...input }],
@@ -40,21 +28,21 @@ async function run(input: Partial<AgentRunInput>, model: AnthropicProvider | Ope
     return runResult(handle).catch((err: unknown) => err);
   });
 }
-const anthropic = () => new AnthropicProvider({ baseURL: fake.url, apiKey: 'sk-test' });
+const anthropic = () => new AnthropicProvider({ baseURL: t.fake.url, apiKey: 'sk-test' });
 const globCall = { type: 'tool_use', id: 'toolu_1', name: 'glob', input: { pattern: '*' } };
 
 test('a forced tool is asked for on the first call only; later calls are auto, so the run ends', async () => {
-  fake.enqueue(message([globCall]), message('Nothing here.'));
+  t.fake.enqueue(message([globCall]), message('Nothing here.'));
   const result = await run({ toolChoice: { type: 'tool', name: 'glob' } }, anthropic());
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Nothing here.', iterations: 2 });
-  expect(fake.requests.map((r) => r.body.tool_choice)).toEqual([{ type: 'tool', name: 'glob' }, { type: 'auto' }]);
+  expect(t.fake.requests.map((r) => r.body.tool_choice)).toEqual([{ type: 'tool', name: 'glob' }, { type: 'auto' }]);
 });
 
 test("toolChoice 'none' holds for every call", async () => {
-  fake.enqueue(message('From the prompt alone.'));
+  t.fake.enqueue(message('From the prompt alone.'));
   const result = await run({ toolChoice: 'none' }, anthropic());
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'From the prompt alone.' });
-  expect(fake.requests[0]!.body.tool_choice).toEqual({ type: 'none' });
+  expect(t.fake.requests[0]!.body.tool_choice).toEqual({ type: 'none' });
 });
 
 test('a 5.5-generation model refuses a forced tool at start, with a readable message', async () => {
@@ -63,7 +51,7 @@ test('a 5.5-generation model refuses a forced tool at start, with a readable mes
   const cause = (result as WorkflowFailedError).cause as ApplicationFailure;
   expect(cause.type).toBe('DurableAgent.InvalidInput');
   expect(cause.message).toContain("toolChoice: model 'claude-sonnet-5-5' rejects a forced tool choice");
-  expect(fake.requests).toHaveLength(0);
+  expect(t.fake.requests).toHaveLength(0);
   // The client refuses it the same way, and 'auto'/'none' are fine with those models.
   expect(parseRunInput({ prompt: 'x', toolChoice: { type: 'tool', name: 'glob' } })).toMatchObject({ ok: false });
   expect(parseRunInput({ prompt: 'x', toolChoice: 'none' })).toMatchObject({ ok: true });
@@ -94,7 +82,7 @@ test('a forced tool the worker does not offer ends the run failed, naming the to
   expect((result as { error: { message: string } }).error.message).toMatch(
     /toolChoice names tool 'no_such_tool', which this run is not offered; its tools: bash, /,
   );
-  expect(fake.requests).toHaveLength(0);
+  expect(t.fake.requests).toHaveLength(0);
 });
 
 describe('OpenAI', () => {

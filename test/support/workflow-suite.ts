@@ -1,5 +1,6 @@
 import { WORKFLOW_TYPE, type AgentRunInput } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
+import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic';
 import { connectTestEnv, tempWorkspace, type TestEnv } from './temporal';
 
 /**
@@ -25,4 +26,25 @@ export function useWorkflowSuite(label: string) {
       args: [{ prompt: 'work', model: 'scripted-test', workspace: suite.workspace, ...input }],
     });
   return { suite, start };
+}
+
+/**
+ * A test file on the real Anthropic SDK: a connection to the test server for the file, and a fresh
+ * fake Messages API (test/support/fake-anthropic.ts) per test.
+ */
+export function useFakeAnthropicSuite() {
+  const suite = {} as { env: TestEnv; fake: FakeAnthropic };
+  beforeAll(async () => {
+    suite.env = await connectTestEnv();
+  });
+  afterAll(async () => {
+    await suite.env?.close();
+  });
+  beforeEach(async () => {
+    suite.fake = await startFakeAnthropic();
+  });
+  afterEach(async () => {
+    await suite.fake?.close();
+  });
+  return suite;
 }
