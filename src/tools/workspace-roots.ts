@@ -213,6 +213,11 @@ export class WorkspacePolicy {
     } catch {
       throw this.refuse('missing', workspace, 'it does not exist');
     }
+    return this.check(workspace, lexical, real);
+  }
+
+  /** The rules, for a workspace whose real path is known. */
+  private async check(workspace: string, lexical: string, real: string): Promise<string> {
     if (!(await fs.stat(real)).isDirectory()) throw this.refuse('not a directory', workspace, 'it is not a directory');
     if (!this.roots.some((root) => isInside(root, real))) {
       const via = real !== lexical ? ` (it resolves to ${real})` : '';
@@ -235,15 +240,19 @@ export class WorkspacePolicy {
    */
   async verify(recorded: string): Promise<string> {
     const lexical = path.resolve(recorded);
+    if (lexical.includes('\0'))
+      throw this.refuse('not a path', JSON.stringify(lexical), 'a workspace is a directory path');
     const real = await fs.realpath(lexical).catch(() => undefined);
-    if (real !== undefined && real !== lexical) {
+    if (real === undefined) throw this.refuse('missing', lexical, 'it does not exist');
+    if (real !== lexical) {
       throw this.refuse(
         'moved',
         recorded,
         `it now resolves to ${real}: a symlink replaced part of it since the run started`,
       );
     }
-    const admitted = await this.admit(lexical);
+    // Resolved once: the rules run on this real path (the same checks as at run start).
+    const admitted = await this.check(lexical, lexical, real);
     pinWorkspace(admitted);
     return admitted;
   }
