@@ -10,7 +10,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createBashTool } from '../src/tools';
-import { detectSandbox } from '../src/tools/sandbox';
+import { detectSandbox } from '../src/sandbox';
 import { distribution, ms, table, type Distribution } from './stats';
 
 /** The target for the sandbox's added cost per call. */

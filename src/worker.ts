@@ -16,7 +16,7 @@ import { prefixedActivities } from './shared/activity-names';
 import { createDefaultRegistry } from './tools';
 import { telemetryFromEnv } from './telemetry/from-env';
 import type { Telemetry } from './telemetry/pipeline';
-import { sandboxStatus, stopAllToolProcesses } from './tools/sandbox';
+import { sandboxStatus, stopAllToolProcesses } from './sandbox';
 
 /**
  * AgentWorkers running in this process. Tool processes are the process's, not one worker's: they

@@ -3,7 +3,7 @@ import { assembleContext, type SandboxMode } from '../context';
 import { ErrorTypes } from '../shared/constants';
 import type { AssembleContextInput, AssembledContext } from '../shared/context-io';
 import type { ToolRegistry } from '../tools/registry';
-import { sandboxStatus } from '../tools/sandbox';
+import { sandboxStatus } from '../sandbox';
 import { WorkspaceRefusedError, type WorkspacePolicy } from '../tools/workspace-roots';
 
 export interface ContextActivityDeps {

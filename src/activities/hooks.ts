@@ -15,8 +15,8 @@ import {
   type RunHookInput,
 } from '../shared/hooks-io';
 import { cutChars } from '../shared/bounds';
-import { detectSandbox, sandboxStatus, type SandboxSetting } from '../tools/sandbox';
-import { limitsFromEnv, type SandboxLimits, type TmpfsBudget } from '../tools/sandbox/limits';
+import { detectSandbox, sandboxStatus, type SandboxSetting } from '../sandbox';
+import { limitsFromEnv, type SandboxLimits, type TmpfsBudget } from '../sandbox/limits';
 
 export interface HookActivityDeps {
   /** Hooks registered as functions by a custom worker, with its `canExecuteTool`. */

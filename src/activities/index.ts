@@ -15,7 +15,7 @@ import type {
   SummarizeRunOutput,
 } from '../shared';
 import { ErrorTypes, INPUT_PREVIEW_CHARS, cutChars, describeToolCall } from '../shared';
-import { sandboxStatus } from '../tools/sandbox';
+import { sandboxStatus } from '../sandbox';
 import { checkModelResponse } from './response-check';
 import { ConversationCache } from './conversation-cache';
 import { outcomeUnknownMessage } from './outcome-unknown';

@@ -10,7 +10,7 @@ import type { ActivityDeps } from '../activities';
 import type { TemporalConfig } from '../config';
 import { isReachable } from '../server/dev-server';
 import { workerSettingsPath } from '../hooks';
-import { sandboxStatus } from '../tools/sandbox';
+import { sandboxStatus } from '../sandbox';
 import { WorkspacePolicy } from '../tools/workspace-roots';
 import {
   SHUTDOWN_FORCE_MARGIN_MS,

@@ -1,7 +1,7 @@
 import { promises as fs, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { openRegularFile, withLocated } from '../tools/safe-fs';
+import { openRegularFile, withLocated } from '../safe-fs';
 import { errorMessage } from '../tools/registry';
 
 /**

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { bwrapProcessEnv, KILL_GRACE_MS, processRegistry, sandboxEnv, type SandboxStatus } from '../tools/sandbox';
-import { reserveCall, type CallReservation } from '../tools/sandbox/call-limits';
-import { limitsFromEnv, workerTmpfsBudget, type SandboxLimits, type TmpfsBudget } from '../tools/sandbox/limits';
-import { sandboxedShellArgs } from '../tools/sandbox/spawn';
+import { bwrapProcessEnv, KILL_GRACE_MS, processRegistry, sandboxEnv, type SandboxStatus } from '../sandbox';
+import { reserveCall, type CallReservation } from '../sandbox/call-limits';
+import { limitsFromEnv, workerTmpfsBudget, type SandboxLimits, type TmpfsBudget } from '../sandbox/limits';
+import { sandboxedShellArgs } from '../sandbox/spawn';
 
 /**
  * Runs one command hook: `bash -c command` in the workspace, the event as JSON on stdin, in its own

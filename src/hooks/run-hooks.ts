@@ -5,8 +5,8 @@ import {
   type HookOutcome,
   type RunHookInput,
 } from '../shared/hooks-io';
-import type { SandboxStatus } from '../tools/sandbox';
-import type { SandboxLimits, TmpfsBudget } from '../tools/sandbox/limits';
+import type { SandboxStatus } from '../sandbox';
+import type { SandboxLimits, TmpfsBudget } from '../sandbox/limits';
 import { runCommandHook, type CommandSpec } from './command';
 import { compileMatcher } from './matcher';
 import { OutcomeBuilder } from './merge';

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { HOOK_EVENTS, MAX_HOOK_TIMEOUT_MS, type HookEventName } from '../shared/hooks-io';
-import { openRegularFile, withLocated } from '../tools/safe-fs';
+import { openRegularFile, withLocated } from '../safe-fs';
 import { isInside } from '../tools/workspace';
 import { compileMatcher, matcherNames, type ToolMatcher } from './matcher';
 import type { HookSource } from './types';

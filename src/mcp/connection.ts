@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolEntry } from '../shared/mcp';
-import type { TmpfsBudget } from '../tools/sandbox/limits';
+import type { TmpfsBudget } from '../sandbox/limits';
 import { toolEntries, toolsHash, type RawTool } from './listing';
 import { launchSandboxed, type SandboxedServer } from './sandboxed-launch';
 

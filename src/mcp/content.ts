@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
 import { SPILL_DIR, trySpillText } from '../tools/spill';
-import { replaceFile, withLocated } from '../tools/safe-fs';
+import { replaceFile, withLocated } from '../safe-fs';
 import { truncateTail } from '../tools/text';
 
 /** Binary content larger than this is not saved (it is described only). */

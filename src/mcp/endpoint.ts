@@ -2,8 +2,8 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import type { McpServerConfig, McpSource } from '../shared/mcp';
-import { sandboxEnv, type SandboxStatus } from '../tools/sandbox';
-import type { SandboxLimits } from '../tools/sandbox/limits';
+import { sandboxEnv, type SandboxStatus } from '../sandbox';
+import type { SandboxLimits } from '../sandbox/limits';
 import type { Endpoint } from './connection';
 import { expandConfig } from './expand';
 

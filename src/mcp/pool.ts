@@ -1,4 +1,4 @@
-import { workerTmpfsBudget, type TmpfsBudget } from '../tools/sandbox/limits';
+import { workerTmpfsBudget, type TmpfsBudget } from '../sandbox/limits';
 import { McpConnection, type Endpoint } from './connection';
 
 export interface McpPoolOptions {

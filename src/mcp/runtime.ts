@@ -1,7 +1,7 @@
 import { hashString } from '../shared/conversation';
 import type { McpCallRef, McpServerConfig, McpServerListing, McpSource } from '../shared/mcp';
-import { sandboxStatus, type SandboxStatus } from '../tools/sandbox';
-import { limitsFromEnv, type SandboxLimits } from '../tools/sandbox/limits';
+import { sandboxStatus, type SandboxStatus } from '../sandbox';
+import { limitsFromEnv, type SandboxLimits } from '../sandbox/limits';
 import { chooseServers, MCP_CONFIG_ENV_VAR, readMcpConfigFile, workspaceConfigFile, type ServerChoice } from './config';
 import type { McpConnection } from './connection';
 import { resultText } from './content';

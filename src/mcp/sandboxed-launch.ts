@@ -1,7 +1,7 @@
-import { reserveCall, type CallReservation } from '../tools/sandbox/call-limits';
-import type { SandboxLimits, TmpfsBudget } from '../tools/sandbox/limits';
-import { bwrapProcessEnv } from '../tools/sandbox';
-import { sandboxedShellArgs } from '../tools/sandbox/spawn';
+import { reserveCall, type CallReservation } from '../sandbox/call-limits';
+import type { SandboxLimits, TmpfsBudget } from '../sandbox/limits';
+import { bwrapProcessEnv } from '../sandbox';
+import { sandboxedShellArgs } from '../sandbox/spawn';
 
 /**
  * Starting a workspace stdio server in the bash sandbox within a bash call's limits: its processes

@@ -5,7 +5,7 @@ import type { McpServerConfig } from '../shared/mcp';
 import type { McpWorkerOptions } from '../mcp';
 import { createModelResolver, type ModelResolver, type ModelResolverOptions } from '../models';
 import { createBuiltinTools, ToolRegistry, type BuiltinToolOptions } from '../tools';
-import type { SandboxSetting } from '../tools/sandbox';
+import type { SandboxSetting } from '../sandbox';
 import type { Tool } from '../tools/types';
 import { workerSettings } from '../worker';
 

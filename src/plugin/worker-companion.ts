@@ -1,7 +1,7 @@
 import { Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { ensureSearchAttributes } from '../server/search-attributes';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../shared/search-attributes';
-import { sandboxStatus } from '../tools/sandbox';
+import { sandboxStatus } from '../sandbox';
 import { withToolProcessCleanup } from '../worker';
 
 /** What the plugin set up for one worker, used when that worker runs. */

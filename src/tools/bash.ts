@@ -15,9 +15,9 @@ import {
   type PolicyConfig,
   type SandboxSetting,
   type SandboxStatus,
-} from './sandbox';
-import { reserveWithin, type CallReservation } from './sandbox/call-limits';
-import { limitsFromEnv, workerTmpfsBudget, type SandboxLimits, type TmpfsBudget } from './sandbox/limits';
+} from '../sandbox';
+import { reserveWithin, type CallReservation } from '../sandbox/call-limits';
+import { limitsFromEnv, workerTmpfsBudget, type SandboxLimits, type TmpfsBudget } from '../sandbox/limits';
 import { OutputCollector } from './output-collector';
 import { StreamingSpill } from './spill';
 import { realWorkspace } from './workspace';

@@ -1,8 +1,8 @@
 import type { Stats } from 'node:fs';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
-import { openRegularFile, replaceFile, withLocated, type Located } from './safe-fs';
-import { describeTextProblem, textProblem } from './safe-fs/text-check';
+import { openRegularFile, replaceFile, withLocated, type Located } from '../safe-fs';
+import { describeTextProblem, textProblem } from '../safe-fs/text-check';
 import { numberedLine, plural, truncateLine } from './text';
 
 /** Lines of unchanged context shown above and below an edit in the confirmation snippet. */

@@ -4,7 +4,7 @@ import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
 import { defineTool } from './define-tool';
 import type { ToolOutput } from './types';
 import { countLines, looksBinary, readLines, skipLines, type ScanBudget } from './files';
-import { openRegularFile, withLocated } from './safe-fs';
+import { openRegularFile, withLocated } from '../safe-fs';
 import { numberedLine, plural, truncateLine } from './text';
 
 /** Lines returned when the model does not pass `limit`. */

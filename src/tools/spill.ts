@@ -1,6 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
-import { createFresh, replaceFile, withLocated, locate, type LocateOptions } from './safe-fs';
+import { createFresh, replaceFile, withLocated, locate, type LocateOptions } from '../safe-fs';
 
 /**
  * Large tool outputs are spilled to a file in the workspace: the model sees a bounded part and is

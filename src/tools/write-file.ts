@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from './define-tool';
-import { openRegularFile, replaceFile, withLocated, type Located } from './safe-fs';
-import { describeTextProblem, fileTextProblem } from './safe-fs/text-check';
+import { openRegularFile, replaceFile, withLocated, type Located } from '../safe-fs';
+import { describeTextProblem, fileTextProblem } from '../safe-fs/text-check';
 import { plural, splitLines } from './text';
 
 const writeFileInput = z.strictObject({

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { createMcpRuntime, type McpRuntime } from '../../src/mcp';
 import { expandConfig } from '../../src/mcp/expand';
 import type { McpCallRef, McpServerListing } from '../../src/shared/mcp';
-import { sandboxStatus } from '../../src/tools/sandbox';
+import { sandboxStatus } from '../../src/sandbox';
 import { tempWorkspace } from '../support/temporal';
 import { filesystemServer, startHttpTestServer, stdioTestServer } from './support/servers';
 

@@ -1,7 +1,7 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { createDefaultRegistry } from '../../src/tools';
-import { textProblem } from '../../src/tools/safe-fs/text-check';
+import { textProblem } from '../../src/safe-fs/text-check';
 import { makeContext, makeTempDir } from '../tools/helpers';
 
 /**

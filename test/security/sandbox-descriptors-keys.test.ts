@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { openSync, closeSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { createBashTool, ToolRegistry } from '../../src/tools';
-import { bwrapProcessEnv, findBwrap } from '../../src/tools/sandbox';
-import { sandboxedShellArgs } from '../../src/tools/sandbox/spawn';
+import { bwrapProcessEnv, findBwrap } from '../../src/sandbox';
+import { sandboxedShellArgs } from '../../src/sandbox/spawn';
 import { makeContext, makeWorkspace } from '../tools/helpers';
 
 const SECRET = `inherited-secret-${process.pid}-${Date.now()}`;

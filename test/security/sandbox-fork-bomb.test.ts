@@ -8,8 +8,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, readdirSync } from 'node:fs';
 import { createBashTool, ToolRegistry } from '../../src/tools';
-import { bwrapProcessEnv, findBwrap, processLimitMechanism } from '../../src/tools/sandbox';
-import { sandboxedShellArgs } from '../../src/tools/sandbox/spawn';
+import { bwrapProcessEnv, findBwrap, processLimitMechanism } from '../../src/sandbox';
+import { sandboxedShellArgs } from '../../src/sandbox/spawn';
 import { makeContext, makeTempDir } from '../tools/helpers';
 import { marked, samplePeak, waitUntil } from './process-count';
 

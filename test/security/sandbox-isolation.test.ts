@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createBashTool, ToolRegistry } from '../../src/tools';
-import { SANDBOX_SHM_BYTES } from '../../src/tools/sandbox';
+import { SANDBOX_SHM_BYTES } from '../../src/sandbox';
 import { makeContext, makeWorkspace } from '../tools/helpers';
 
 const KEY = `sk-ant-isolation-${process.pid}-${Date.now()}`;

@@ -3,13 +3,7 @@
  * it throw or take more than linear time.
  */
 import fc from 'fast-check';
-import {
-  CommandPolicy,
-  detectSandbox,
-  MAX_COMMAND_BYTES,
-  policyFromEnv,
-  sandboxSetting,
-} from '../../src/tools/sandbox';
+import { CommandPolicy, detectSandbox, MAX_COMMAND_BYTES, policyFromEnv, sandboxSetting } from '../../src/sandbox';
 
 const policy = new CommandPolicy();
 const ruleOf = (command: string, p = policy) => p.check(command)?.rule ?? 'allowed';

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { createBashTool, ToolRegistry } from '../../src/tools';
-import { MIN_TMPFS_GRANT_BYTES, TmpfsBudget } from '../../src/tools/sandbox';
+import { MIN_TMPFS_GRANT_BYTES, TmpfsBudget } from '../../src/sandbox';
 import { makeContext, makeTempDir } from '../tools/helpers';
 
 const MiB = 1024 * 1024;

@@ -6,7 +6,7 @@
  * as a failed hook (PreToolUse fails closed), leaving nothing running. Real bubblewrap, real hooks.
  */
 import { spawnSync } from 'node:child_process';
-import { processLimitMechanism, TmpfsBudget } from '../../src/tools/sandbox';
+import { processLimitMechanism, TmpfsBudget } from '../../src/sandbox';
 import { group, makeHookBench, type HookBench } from '../hooks/helpers';
 import { marked, samplePeak, waitUntil } from './process-count';
 

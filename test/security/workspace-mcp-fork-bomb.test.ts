@@ -10,7 +10,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { createMcpRuntime, type McpRuntime } from '../../src/mcp';
 import type { McpCallRef, McpServerListing } from '../../src/shared/mcp';
-import { sandboxStatus, TmpfsBudget } from '../../src/tools/sandbox';
+import { sandboxStatus, TmpfsBudget } from '../../src/sandbox';
 import { tempWorkspace } from '../support/temporal';
 import { marked, samplePeak, waitUntil } from './process-count';
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { listPids, readStat } from '../../src/tools/sandbox/proc';
+import { listPids, readStat } from '../../src/sandbox/proc';
 
 /**
  * Finding a command's processes from outside, whatever namespace they run in: by a marker in their

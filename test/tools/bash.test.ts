@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { MAX_TOOL_OUTPUT_CHARS } from '../../src/shared/constants';
 import { createBashTool, ToolRegistry } from '../../src/tools';
 import { UNSANDBOXED_NOTE } from '../../src/tools/bash';
-import { processRegistry } from '../../src/tools/sandbox';
+import { processRegistry } from '../../src/sandbox';
 import { liveProcessesWith, uniqueSleep, waitUntil } from '../support/processes';
 import { makeContext, makeTempDir } from './helpers';
 

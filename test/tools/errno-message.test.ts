@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { HAS_PROC_FD, withLocated } from '../../src/tools/safe-fs';
+import { HAS_PROC_FD, withLocated } from '../../src/safe-fs';
 import { tempWorkspace } from '../support/temporal';
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The worker's tmpfs budget (src/tools/sandbox/limits.ts): shares never add up past it, each is at
+ * The worker's tmpfs budget (src/sandbox/limits.ts): shares never add up past it, each is at
  * least the minimum and at most a full /tmp + /dev/shm, and a call that finds too little left waits,
  * first come first served, until one ends or it gives up.
  */
@@ -9,7 +9,7 @@ import {
   SANDBOX_TMP_BYTES,
   TmpfsBudget,
   limitsFromEnv,
-} from '../../src/tools/sandbox';
+} from '../../src/sandbox';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;

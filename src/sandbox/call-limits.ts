@@ -1,7 +1,7 @@
 import { CallCgroup, processLimitMechanism, type ProcessLimitMechanism } from './cgroup';
 import { effectiveMaxProcesses, type SandboxLimits, type TmpfsBudget } from './limits';
 import type { CallLimits } from './spawn';
-import type { ToolContext } from '../types';
+import type { ToolContext } from '../tools/types';
 
 /** What a call holds while it runs: its share of the tmpfs budget and, where there is one, its cgroup. */
 export interface CallReservation {
