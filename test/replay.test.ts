@@ -20,9 +20,10 @@ import { stdioTestServer } from './mcp/support/servers';
 /**
  * Replay tests: histories of real runs, recorded once and committed, replayed against today's
  * workflow code. A change that would break runs in flight (non-determinism) fails here; such a
- * change must go behind `patched()`.
+ * change ships as a new Worker Deployment version (docs/upgrading.md), or behind `patched()`.
  *
- * Re-record (only when a history shape is intended to change): `npm run record-histories`.
+ * Record (a new file per history and label; older ones stay):
+ * `DA_RECORD_HISTORIES=1 DA_RECORD_LABEL=<label> npx jest test/replay.test.ts`.
  */
 const HISTORIES = path.join(__dirname, 'histories');
 
