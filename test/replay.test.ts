@@ -1,126 +1,84 @@
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { execFileSync } from 'node:child_process';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
+import { historyFromJSON, historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { ScriptedModel, text, toolUse } from '../src/models/scripted';
-import { WORKFLOW_TYPE } from '../src/shared';
+import { TERMINAL_STATUSES, WORKFLOW_TYPE, runResultOfFailure } from '../src/shared';
 import type { agentWorkflow } from '../src/workflows';
+import { SCENARIOS, modelOf, writeFiles } from './replay/scenarios';
 import {
   connectTestEnv,
   quietRuntime,
   tempWorkspace,
-  testAddress,
   testBundlePath,
   withWorker,
+  type TestEnv,
 } from './support/temporal';
-import { createMcpRuntime } from '../src/mcp';
-import { stdioTestServer } from './mcp/support/servers';
 
 /**
  * Replay tests: histories of real runs, recorded once and committed, replayed against today's
  * workflow code. A change that would break runs in flight (non-determinism) fails here; such a
- * change must go behind `patched()`.
+ * change ships as a new Worker Deployment version (docs/upgrading.md), or behind `patched()`.
  *
- * Re-record (only when a history shape is intended to change): `npm run record-histories`.
+ * Record (a new file per history and label; older ones stay):
+ * `DA_RECORD_HISTORIES=1 DA_RECORD_LABEL=<label> npx jest test/replay.test.ts`.
  */
 const HISTORIES = path.join(__dirname, 'histories');
 
 const recordOnly = process.env.DA_RECORD_HISTORIES === '1' ? test : test.skip;
 
-recordOnly('record: a multi-step run with parallel tools, an error result and a max-iterations summary', async () => {
-  const env = await connectTestEnv();
+/** How a recorded run ended: its exit reason, also when the workflow itself failed or was cancelled. */
+async function outcomeOf(handle: WorkflowHandle): Promise<string> {
   try {
-    const workspace = await tempWorkspace('record');
-    await fs.writeFile(path.join(workspace, 'README.md'), '# demo\nhello world\n');
-    const model = new ScriptedModel([
-      toolUse(
-        [
-          { id: 'toolu_01', name: 'glob', input: { pattern: '**/*' } },
-          { id: 'toolu_02', name: 'read_file', input: { path: 'README.md' } },
-          { id: 'toolu_03', name: 'nonexistent_tool', input: {} },
-        ],
-        { text: 'Looking around.', usage: { inputTokens: 120, outputTokens: 40 } },
-      ),
-      toolUse([{ id: 'toolu_04', name: 'write_file', input: { path: 'out/notes.txt', content: 'hello\n' } }], {
-        usage: { inputTokens: 300, outputTokens: 30 },
-      }),
-      toolUse([{ id: 'toolu_05', name: 'bash', input: { command: 'wc -c out/notes.txt' } }], {
-        usage: { inputTokens: 350, outputTokens: 20 },
-      }),
-      text('Summary: listed files, read the README, wrote notes.', { usage: { inputTokens: 400, outputTokens: 15 } }),
-    ]);
-    const workflowId = `recorded-multi-step-${Date.now()}`;
-    await withWorker(env, { model }, async (taskQueue) => {
-      const handle = await env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
-        taskQueue,
-        workflowId,
-        args: [{ prompt: 'Explore and take notes', model: 'scripted-demo', workspace, maxIterations: 3 }],
-      });
-      const result = await handle.result();
-      expect(result.exitReason).toBe('max_iterations');
-    });
-    // The CLI writes the canonical JSON history format (the same as the Web UI's download).
-    const cli = process.env.DA_TEST_TEMPORAL_CLI!;
-    const json = execFileSync(cli, [
-      'workflow',
-      'show',
-      '--workflow-id',
-      workflowId,
-      '--address',
-      testAddress(),
-      '--output',
-      'json',
-    ]);
-    await fs.mkdir(HISTORIES, { recursive: true });
-    // A new file per recording: older histories stay, so runs started by older code keep being checked.
-    const label = process.env.DA_RECORD_LABEL ?? new Date().toISOString().slice(0, 10);
-    await fs.writeFile(path.join(HISTORIES, `multi-step-max-iterations-${label}.json`), json);
-  } finally {
-    await env.close();
+    return (await handle.result()).exitReason;
+  } catch (err) {
+    if (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure) return 'cancelled';
+    return runResultOfFailure(err)?.exitReason ?? `threw ${String(err)}: ${String((err as Error).cause)}`;
   }
-});
+}
 
-recordOnly('record: a run with MCP tools (read-only, mutating, an image, a tool list change)', async () => {
+/** The canonical JSON history (as the CLI and the Web UI write it) of every execution of the run, in order. */
+async function executionHistories(env: TestEnv, workflowId: string, firstRunId: string): Promise<string[]> {
+  const histories: string[] = [];
+  let runId: string | undefined = firstRunId;
+  while (runId) {
+    const history: History = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    histories.push(historyToJSON(history));
+    const last = history.events?.[history.events.length - 1];
+    runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return histories;
+}
+
+recordOnly.each(SCENARIOS.map((s) => [s.name, s] as const))('record: %s', async (name, scenario) => {
   const env = await connectTestEnv();
-  const runtime = createMcpRuntime();
+  const extra = scenario.deps?.();
   try {
-    const workspace = await tempWorkspace('record-mcp');
-    const model = new ScriptedModel([
-      toolUse([
-        { id: 'toolu_m1', name: 'mcp__test__lookup', input: { key: 'alpha' } },
-        { id: 'toolu_m2', name: 'mcp__test__append_note', input: { note: 'hi' } },
-        { id: 'toolu_m3', name: 'mcp__test__picture', input: {} },
-      ]),
-      toolUse([{ id: 'toolu_m4', name: 'mcp__test__add_tool', input: {} }]),
-      toolUse([{ id: 'toolu_m5', name: 'mcp__test__extra_1', input: {} }]),
-      text('Looked up, noted, pictured, extended.'),
-    ]);
-    const workflowId = `recorded-mcp-${Date.now()}`;
-    await withWorker(env, { model, deps: { mcp: runtime } }, async (taskQueue) => {
-      const handle = await env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+    const workspace = await tempWorkspace(`record-${name}`);
+    await writeFiles(workspace, scenario.files);
+    const workflowId = `recorded-${name}-${Date.now()}`;
+    const { prompt, ...rest } = scenario.input(workspace);
+    const handle = await withWorker(env, { model: modelOf(scenario), deps: extra?.deps }, async (taskQueue) => {
+      const started = await env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
         taskQueue,
         workflowId,
-        args: [
-          { prompt: 'Use the MCP tools', model: 'scripted-demo', workspace, mcpServers: { test: stdioTestServer() } },
-        ],
+        args: [{ prompt: prompt ?? name, model: 'scripted-demo', workspace, ...rest }],
       });
-      expect((await handle.result()).exitReason).toBe('completed');
+      await scenario.drive?.(started);
+      expect(await outcomeOf(started)).toBe(scenario.exit);
+      return started;
     });
-    const json = execFileSync(process.env.DA_TEST_TEMPORAL_CLI!, [
-      'workflow',
-      'show',
-      '--workflow-id',
-      workflowId,
-      '--address',
-      testAddress(),
-      '--output',
-      'json',
-    ]);
+    const histories = await executionHistories(env, workflowId, handle.firstExecutionRunId);
+    if (scenario.input(workspace).continueAsNewAfter) expect(histories.length).toBeGreaterThan(1);
     const label = process.env.DA_RECORD_LABEL ?? new Date().toISOString().slice(0, 10);
-    await fs.writeFile(path.join(HISTORIES, `mcp-tools-${label}.json`), json);
+    await fs.mkdir(HISTORIES, { recursive: true });
+    for (const [i, json] of histories.entries()) {
+      const suffix = histories.length > 1 ? `-execution-${i + 1}` : '';
+      await fs.writeFile(path.join(HISTORIES, `${name}-${label}${suffix}.json`), json);
+    }
   } finally {
-    await runtime.close();
+    await extra?.close();
     await env.close();
   }
 });
@@ -147,6 +105,13 @@ async function replayFailures(workflowBundle: { code: string } | { codePath: str
 test('recorded histories replay without non-determinism against the current workflow code', async () => {
   expect((await loadHistories()).length).toBeGreaterThan(0);
   expect(await replayFailures({ codePath: testBundlePath() })).toEqual([]);
+});
+
+test('the corpus has a recorded run for every scenario, and the scenarios end in every exit reason', async () => {
+  const files = (await fs.readdir(HISTORIES)).filter((f) => f.endsWith('.json'));
+  const missing = SCENARIOS.filter((s) => !files.some((f) => f.startsWith(`${s.name}-`))).map((s) => s.name);
+  expect(missing).toEqual([]);
+  expect(new Set(SCENARIOS.map((s) => s.exit))).toEqual(new Set(TERMINAL_STATUSES));
 });
 
 test('the replay check catches a workflow change that would break runs in flight', async () => {

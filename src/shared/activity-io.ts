@@ -12,8 +12,8 @@ import type { OutputSchema } from './output-schema';
 export interface CallModelInput {
   model: string;
   /**
-   * Runs recorded before 'run-context' send it with every call. Newer runs send it with full
-   * conversation loads only, and `systemHash` always (the worker keeps it with the conversation).
+   * Sent with full conversation loads only, and `systemHash` always (the worker keeps it with the
+   * conversation). Runs started by early 0.1.x code sent it with every call.
    */
   system?: string;
   systemHash?: string;
@@ -96,7 +96,7 @@ export interface FinalMessages {
   messages: Message[];
 }
 
-/** Input of `prepareRun`, the one activity at a run's start (patched 'run-context'). */
+/** Input of `prepareRun`, the one activity at a run's start. */
 export interface PrepareRunInput {
   context: AssembleContextInput;
   /** The run's own MCP servers (input `mcpServers`); the worker adds its file's and the workspace's. */

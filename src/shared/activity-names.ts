@@ -1,8 +1,7 @@
 /**
  * The agent's activities are registered and scheduled as `durableAgent.<name>`, so they cannot
- * collide with a user's own activities on the same worker and task queue. Runs recorded before the
- * prefix (no `prefixed-activity-names` patch marker) schedule the bare names, which the CLI's
- * worker still registers.
+ * collide with a user's own activities on the same worker and task queue. Runs started by 0.1.x
+ * code before the prefix scheduled the bare names, which the CLI's worker still registers.
  */
 export const AGENT_ACTIVITY_PREFIX = 'durableAgent.';
 

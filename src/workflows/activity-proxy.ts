@@ -1,12 +1,11 @@
 import { agentActivityType } from '../shared/activity-names';
 
 /**
- * The agent's activity proxy scheduling `durableAgent.<name>` (runs with the
- * 'prefixed-activity-names' patch), or the bare names as runs recorded before it did. `proxy` is
- * what `proxyActivities` / `proxyLocalActivities` returned: it makes an activity for any name.
+ * The agent's activity proxy scheduling `durableAgent.<name>`, so the agent's activities never
+ * collide with an embedding application's own. `proxy` is what `proxyActivities` /
+ * `proxyLocalActivities` returned: it makes an activity for any name.
  */
-export function agentActivities<T extends object>(proxy: T, prefixed: boolean | undefined): T {
-  if (!prefixed) return proxy;
+export function agentActivities<T extends object>(proxy: T): T {
   return new Proxy(proxy, {
     get: (target, name) =>
       typeof name === 'string' ? (target as Record<string, unknown>)[agentActivityType(name)] : undefined,

@@ -3,7 +3,6 @@ import {
   CancellationScope,
   allHandlersFinished,
   condition,
-  continueAsNew,
   isCancellation,
   makeContinueAsNewFunc,
   proxyActivities,
@@ -30,7 +29,7 @@ import { registerHandlers } from './handlers';
 import { Inbox } from './inbox';
 import { ModelCalls } from './model-calls';
 import { RunState } from './run-state';
-import { patchFlags, settingsOf, validatedInput } from './settings';
+import { settingsOf, validatedInput } from './settings';
 import { CONTINUED_STATUS, StatusBoard } from './status';
 import { ToolDispatch } from './tool-dispatch';
 import { LoopExit, TurnHandler } from './turn';
@@ -51,16 +50,15 @@ import { McpTools } from './mcp-tools';
 export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunResult> {
   const info = workflowInfo();
   const input = validatedInput(rawInput);
-  const flags = patchFlags();
   const resume: RunContinuation | undefined = input.resume;
-  const settings = settingsOf(input, flags);
+  const settings = settingsOf(input);
   const { model, maxIterations, maxTokens, contextWindow, softCapBytes, session, requireDone } = settings;
   const textTools =
     settings.toolProtocol === 'xml'
       ? [...(input.tools ?? BUILTIN_TOOL_NAMES), ...(requireDone ? [DONE_TOOL_NAME] : [])]
       : undefined;
 
-  const approvals = new Approvals(flags.hardened);
+  const approvals = new Approvals();
   /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
   const sandbox: { warning?: string } = {};
   const state = new RunState(resume, () => approvals.size);
@@ -72,50 +70,38 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       id: `${info.workflowId}/${info.runId}`,
       messages: [{ role: 'user', content: input.prompt }],
     },
-    flags.hardened ? 'utf8' : 'chars',
     () => workflowInfo().unsafe.isReplaying,
   );
-  const board = new StatusBoard(
-    state,
-    {
-      model,
-      maxIterations,
-      maxBudgetUsd: input.maxBudgetUsd,
-      pendingApprovals: () => approvals.list(),
-      warning: () => sandbox.warning,
-      context: () => describeContext(prepared?.context, mcp),
-    },
-    flags,
-  );
+  const board = new StatusBoard(state, {
+    model,
+    maxIterations,
+    maxBudgetUsd: input.maxBudgetUsd,
+    pendingApprovals: () => approvals.list(),
+    warning: () => sandbox.warning,
+    context: () => describeContext(prepared?.context, mcp),
+  });
   const events = new EventLog(resume, () => board.showDetails());
   const emit = events.emit.bind(events);
-  const answers = input.outputSchema
-    ? new AnswerCheck(input.outputSchema, conversation, emit, flags.prefixed)
-    : undefined;
+  const answers = input.outputSchema ? new AnswerCheck(input.outputSchema, conversation, emit) : undefined;
   const hooks = new Hooks(
-    { runId: info.workflowId, workspace: input.workspace, network: input.network ?? false, prefixed: flags.prefixed },
+    { runId: info.workflowId, workspace: input.workspace, network: input.network ?? false },
     emit,
   );
-  /** What run start assembled (runs with 'run-context'). */
+  /** What run start assembled. */
   let prepared: Prepared | undefined;
-  /** The run's MCP tools (runs with 'mcp-tools' and native tool calls; docs/mcp.md). */
-  const mcp =
-    flags.mcp && flags.context && !textTools
-      ? new McpTools(
-          { workspace: input.workspace, network: input.network ?? false, prefixed: flags.prefixed },
-          emit,
-          (specs, hash) => modelCalls.useMcpTools(specs, hash),
-        )
-      : undefined;
+  /** The run's MCP tools (runs with native tool calls; docs/mcp.md). */
+  const mcp = !textTools
+    ? new McpTools({ workspace: input.workspace, network: input.network ?? false }, emit, (specs, hash) =>
+        modelCalls.useMcpTools(specs, hash),
+      )
+    : undefined;
   const modelOptions = modelActivityOptions(input.timeouts);
   const modelCalls = new ModelCalls(
     agentActivities(
-      proxyActivities<Activities>(
-        flags.hardened
-          ? { ...modelOptions, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
-          : modelOptions,
-      ),
-      flags.prefixed,
+      proxyActivities<Activities>({
+        ...modelOptions,
+        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      }),
     ),
     conversation,
     {
@@ -125,8 +111,6 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       toolNames: textTools ? [...(input.tools ?? BUILTIN_TOOL_NAMES)] : input.tools,
       extraToolNames: requireDone ? [DONE_TOOL_NAME] : undefined,
       maxTokens,
-      sticky: flags.sticky,
-      systemOnce: flags.context,
       ...(textTools ? { toolProtocol: 'xml' as const } : {}),
       // Native structured output would turn `<tool_code>` replies into JSON: not under the text protocol.
       ...(input.outputSchema && !textTools ? { outputSchema: input.outputSchema } : {}),
@@ -145,8 +129,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       permissionFor: settings.permissionFor,
       approvalTimeoutMs: settings.approvalTimeoutMs,
       timeouts: input.timeouts,
-      flags,
-      ...(flags.context ? { hooks } : {}),
+      hooks,
       ...(mcp ? { mcp } : {}),
     },
     state,
@@ -166,7 +149,6 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     maxIterations,
     maxBudgetUsd: input.maxBudgetUsd,
     model,
-    hardened: flags.hardened,
     emit,
     cancelLoop: () => loopScope.cancel(),
     statusChanged: () => board.showDetails(),
@@ -183,8 +165,6 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     requireDone,
     maxTokens,
     model,
-    hardened: flags.hardened,
-    perMessage: flags.context,
     hooks,
     ...(textTools ? { textTools } : {}),
     ...(answers ? { answers } : {}),
@@ -193,7 +173,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   });
   /** Usage and cost of a call; an iteration's call (`judge`) also decides whether compaction is due. */
   const account = (response: Parameters<RunState['account']>[0], judge = false) =>
-    state.account(response, model, contextWindow, !flags.hardened ? 'raise' : judge ? 'judge' : 'ignore');
+    state.account(response, model, contextWindow, judge ? 'judge' : 'ignore');
 
   /** Hands the run to a fresh execution, so history stays small (docs/architecture.md#history-stays-linear). */
   const handOver = async (waiting?: { idleDeadline: number }): Promise<never> => {
@@ -206,7 +186,6 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       events,
       inbox,
       workerQueue: modelCalls.workerQueue,
-      hardened: flags.hardened,
       ...(waiting ? { waiting } : {}),
       ...(prepared?.context
         ? {
@@ -218,15 +197,12 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
           }
         : {}),
     });
-    if (flags.hardened && flags.indexed) {
-      // This execution stops here: its attributes say `continued`; the next one starts `running`.
-      board.index(CONTINUED_STATUS);
-      const next = makeContinueAsNewFunc<typeof agentWorkflow>({
-        typedSearchAttributes: board.continuationAttributes(waiting ? 'awaiting_input' : 'running'),
-      });
-      return next({ ...rawInput, resume: carried });
-    }
-    return continueAsNew<typeof agentWorkflow>({ ...rawInput, resume: carried });
+    // This execution stops here: its attributes say `continued`; the next one starts `running`.
+    board.index(CONTINUED_STATUS);
+    const next = makeContinueAsNewFunc<typeof agentWorkflow>({
+      typedSearchAttributes: board.continuationAttributes(waiting ? 'awaiting_input' : 'running'),
+    });
+    return next({ ...rawInput, resume: carried });
   };
 
   const step = {
@@ -237,7 +213,6 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     board,
     emit,
     account,
-    workerLocalTools: flags.workerLocalTools,
     sandbox,
   };
   const summarize = () => closingSummary(step);
@@ -249,7 +224,6 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       modelCalls,
       prompt: input.prompt,
       softCapBytes,
-      hardened: flags.hardened,
       emit,
       account,
     });
@@ -258,7 +232,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   /** Run start: the system prompt and hooks, then the prompt's UserPromptSubmit hooks (first execution only). */
   const start = async (): Promise<LoopExit | undefined> => {
     if (answers && !resume) await answers.checkSchema();
-    prepared = await prepareRun(input, resume, flags.context, settings, emit, mcp);
+    prepared = await prepareRun(input, resume, settings, emit, mcp);
     if (prepared.refused !== undefined) {
       return new LoopExit('failed', '', { type: ErrorTypes.WorkspaceRefused, message: prepared.refused });
     }
@@ -295,7 +269,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         return LoopExit.interrupted({ reason: hooks.stopRunRequested }, state.lastAssistantText);
       if (state.overBudget(input.maxBudgetUsd)) return new LoopExit('max_budget', state.lastAssistantText);
       // Messages join before the size check, so what they add is bounded with the rest.
-      if (flags.hardened && (await intake.takeMessages()) === 'blocked') {
+      if ((await intake.takeMessages()) === 'blocked') {
         const exit = await turns.messageBlocked();
         if (exit) return exit;
         continue;
@@ -311,15 +285,13 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
         });
       }
       if (shouldContinueAsNew(input.continueAsNewAfter)) await handOver();
-      const limit = state.limitReached({ ...settings, perMessage: flags.context && session });
+      const limit = state.limitReached({ ...settings, perMessage: session });
       if (limit === 'run') return new LoopExit('max_iterations', await summarize());
       if (limit === 'message') {
         const exit = await turns.endMessageAtLimit(await summarize(), maxIterations);
         if (exit) return exit;
         continue;
       }
-      if (!flags.hardened) inbox.takeInto(conversation);
-
       const response = await modelStep(step);
       if (response instanceof LoopExit) return response;
       const exit = await turns.handle(response);
@@ -338,10 +310,9 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     state,
     board,
     model,
-    hardened: flags.hardened,
     emit,
     ...(answers ? { outputOf: (text: string) => answers.outputFor(text) } : {}),
-    ...(flags.hardened ? { keepFinalMessages: () => keepFinalMessages(conversation, flags.prefixed) } : {}),
+    keepFinalMessages: () => keepFinalMessages(conversation),
   };
   let exit: LoopExit;
   try {
@@ -349,7 +320,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   } catch (err) {
     if (state.interrupt && (isCancellation(err) || loopScope.consideredCancelled)) {
       exit = LoopExit.interrupted(state.interrupt, state.lastAssistantText);
-    } else if (flags.hardened && CancellationScope.current().consideredCancelled) {
+    } else if (CancellationScope.current().consideredCancelled) {
       return endCancelled(ending, err);
     } else {
       throw err;

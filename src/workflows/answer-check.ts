@@ -39,15 +39,12 @@ export class AnswerCheck {
     readonly schema: OutputSchema,
     private readonly conversation: Conversation,
     private readonly emit: (event: RunEventInput) => void,
-    /** Runs with 'prefixed-activity-names' schedule `durableAgent.checkOutput`. */
-    prefixed = false,
   ) {
     this.activities = agentActivities(
       proxyLocalActivities<Pick<Activities, 'checkOutput'>>({
         startToCloseTimeout: '30 seconds',
         retry: { initialInterval: '1 second', maximumAttempts: 3 },
       }),
-      prefixed,
     );
   }
 

@@ -29,10 +29,6 @@ const ACCEPTED = '{"toolUseId": string, "reason"?: string}';
  */
 export class Approvals {
   private readonly waiting = new Map<string, Waiting>();
-  /** Runs recorded before per-call decisions kept every decision by id; they replay with it. */
-  private readonly legacyDecisions = new Map<string, Decision>();
-
-  constructor(private readonly perCall: boolean) {}
 
   get size(): number {
     return this.waiting.size;
@@ -58,22 +54,17 @@ export class Approvals {
     this.waiting.set(toolUse.id, entry);
     onChange(approval);
     try {
-      if (this.perCall) {
-        // Signals sent meanwhile grow the history; past Temporal's suggestion the run must hand over
-        // rather than wait on into the history limit, so the call is refused and the model may ask again.
-        await condition(() => entry.decision !== undefined || workflowInfo().continueAsNewSuggested, timeoutMs);
-        entry.decision ??= workflowInfo().continueAsNewSuggested
-          ? {
-              approved: false,
-              reason:
-                'the run had to continue as new before anyone decided (its history grew too large); ' +
-                'make the call again if it is still needed',
-            }
-          : undefined;
-      } else {
-        await condition(() => this.legacyDecisions.has(toolUse.id), timeoutMs);
-        entry.decision = this.legacyDecisions.get(toolUse.id);
-      }
+      // Signals sent meanwhile grow the history; past Temporal's suggestion the run must hand over
+      // rather than wait on into the history limit, so the call is refused and the model may ask again.
+      await condition(() => entry.decision !== undefined || workflowInfo().continueAsNewSuggested, timeoutMs);
+      entry.decision ??= workflowInfo().continueAsNewSuggested
+        ? {
+            approved: false,
+            reason:
+              'the run had to continue as new before anyone decided (its history grew too large); ' +
+              'make the call again if it is still needed',
+          }
+        : undefined;
     } finally {
       if (this.waiting.get(toolUse.id) === entry) this.waiting.delete(toolUse.id);
     }
@@ -92,7 +83,7 @@ export class Approvals {
       throw new Error(`reason must be a string of at most ${MAX_REASON_CHARS} characters`);
     }
     const entry = this.waiting.get(update.toolUseId);
-    if (!entry || entry.decision || this.legacyDecisions.has(update.toolUseId)) {
+    if (!entry || entry.decision) {
       const open = [...this.waiting.values()].filter((w) => !w.decision).map((w) => w.approval.toolUseId);
       throw new Error(
         `no tool call '${update.toolUseId.slice(0, 100)}' is waiting for approval; waiting: ${open.length ? open.join(', ') : '(none)'}`,
@@ -105,11 +96,7 @@ export class Approvals {
     const { toolUseId, reason } = raw as { toolUseId: string; reason?: string };
     const decision: Decision = reason !== undefined ? { approved, reason } : { approved };
     const entry = this.waiting.get(toolUseId);
-    if (this.perCall) {
-      if (entry) entry.decision = decision;
-    } else {
-      this.legacyDecisions.set(toolUseId, decision);
-    }
+    if (entry) entry.decision = decision;
     return { toolUseId, name: entry?.approval.name ?? '', approved };
   }
 }

@@ -1,4 +1,3 @@
-import { patched } from '@temporalio/workflow';
 import {
   MAX_MODEL_VALUE_DEPTH,
   toolResultBlock,
@@ -8,16 +7,6 @@ import {
 } from '../shared';
 import { formatObservation, parseToolReply, type ParsedToolReply } from '../shared/text-protocol';
 import type { ToolDispatch, TurnResults } from './tool-dispatch';
-
-/**
- * Model values bounded before workflow code walks them (overdeep tool input, text-protocol
- * parameters) and every spelling of `</observation>` escaped. Asked only when it matters, so runs
- * recorded before it replay as they ran.
- */
-const BOUNDED_MODEL_VALUES = 'bounded-model-values';
-
-/** Tool calls in a turn that stopped at a stop sequence or with no stop reason run (before: dropped). */
-export const TOOLS_AT_ANY_STOP = 'tool-calls-at-any-stop';
 
 /**
  * Runs a turn's tool calls, except those whose input cannot be run (too deep to walk, or refused
@@ -34,7 +23,7 @@ export async function runBoundedTurn(
     const why = unrunnableInput(t.input);
     if (why !== undefined) refused.set(t, why);
   }
-  if (refused.size === 0 || !patched(BOUNDED_MODEL_VALUES)) return tools.runTurn(toolUses);
+  if (refused.size === 0) return tools.runTurn(toolUses);
   emit({
     kind: 'notice',
     message: `${refused.size} tool call(s) not run: input nested deeper than ${MAX_MODEL_VALUE_DEPTH} levels`,
@@ -48,17 +37,12 @@ export async function runBoundedTurn(
   return { ...ran, results };
 }
 
-/** A text-protocol reply, its parameters bounded in depth (as runs recorded before read it, for those). */
+/** A text-protocol reply, its parameters bounded in depth before workflow code walks them. */
 export function parseBoundedReply(text: string, toolNames: readonly string[]): ParsedToolReply {
-  const parsed = parseToolReply(text, toolNames, { maxDepth: MAX_MODEL_VALUE_DEPTH });
-  if (parsed.kind === 'malformed' && parsed.overBound && !patched(BOUNDED_MODEL_VALUES)) {
-    return parseToolReply(text, toolNames);
-  }
-  return parsed;
+  return parseToolReply(text, toolNames, { maxDepth: MAX_MODEL_VALUE_DEPTH });
 }
 
 /** The observation carrying a tool's result, every spelling of its closing tag escaped in the content. */
 export function observationOf(name: string, content: string, isError: boolean): string {
-  const strict = /<\s*\/\s*observation/i.test(content) && patched(BOUNDED_MODEL_VALUES);
-  return formatObservation(name, content, isError, strict);
+  return formatObservation(name, content, isError);
 }

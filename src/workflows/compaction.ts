@@ -77,8 +77,6 @@ export interface CompactionContext {
   prompt: string;
   /** Compact above this many bytes (the run's `compactAtBytes`, at most the hard cap). */
   softCapBytes: number;
-  /** Bounded payloads (patched 'hardened-run'): the hard cap and the bounds above apply. */
-  hardened: boolean;
   emit(event: RunEventInput): void;
   account(response: ModelResponse): void;
 }
@@ -92,13 +90,11 @@ export async function keepConversationSmall(ctx: CompactionContext): Promise<'do
   const { conversation, state } = ctx;
   // Compacted at the previous boundary and full again after one call: compacting once more would
   // repeat itself every iteration without progress (seen with a tiny contextWindowTokens).
-  if (ctx.hardened && state.needsCompaction && state.lastCompactionIteration === state.iteration - 1) {
+  if (state.needsCompaction && state.lastCompactionIteration === state.iteration - 1) {
     return 'does_not_fit';
   }
-  const bounds = ctx.hardened
-    ? { summaryBytes: MAX_COMPACTION_SUMMARY_BYTES, resultsBytes: MAX_COMPACTION_RESULTS_BYTES }
-    : undefined;
-  if (ctx.hardened && conversation.bytes > MAX_CONVERSATION_BYTES) {
+  const bounds = { summaryBytes: MAX_COMPACTION_SUMMARY_BYTES, resultsBytes: MAX_COMPACTION_RESULTS_BYTES };
+  if (conversation.bytes > MAX_CONVERSATION_BYTES) {
     const before = conversation.bytes;
     conversation.replace(compactedConversation(ctx.prompt, DROPPED_SUMMARY, conversation.all, bounds));
     ctx.emit({ kind: 'notice', message: `the conversation reached ${before} bytes; dropped older turns to fit` });

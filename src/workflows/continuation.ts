@@ -32,10 +32,9 @@ export function carriedState(parts: {
   events: EventLog;
   inbox: Inbox;
   workerQueue: string | undefined;
-  hardened: boolean;
   /** Set when a session hands over while it waits for input. */
   waiting?: { idleDeadline: number };
-  /** What run start prepared (runs with patch 'run-context'): assembled once per run, carried along. */
+  /** What run start prepared: assembled once per run, carried along. */
   carriedContext?: Pick<RunContinuation, 'context' | 'hookEvents' | 'stopBlocks'>;
 }): RunContinuation {
   const { state } = parts;
@@ -45,10 +44,8 @@ export function carriedState(parts: {
     usage: state.usage,
     costUsd: state.costUsd,
     ...(state.lastStopReason !== undefined ? { lastStopReason: state.lastStopReason } : {}),
-    lastAssistantText: parts.hardened
-      ? cutBytes(state.lastAssistantText, CARRIED_LAST_TEXT_BYTES)
-      : state.lastAssistantText,
-    ...(parts.hardened ? parts.events.carried() : parts.events.carriedLegacy()),
+    lastAssistantText: cutBytes(state.lastAssistantText, CARRIED_LAST_TEXT_BYTES),
+    ...parts.events.carried(),
     continuations: state.continuations,
     compactions: state.compactions,
     ...(state.lastCompactionIteration !== undefined ? { lastCompactionIteration: state.lastCompactionIteration } : {}),

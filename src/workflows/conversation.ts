@@ -14,19 +14,15 @@ export class Conversation {
    */
   private chain: string[] = [ROOT_HASH];
   private syncedLength = 0;
-  /** JSON size of each message, in the run's measure (see `measure`). */
+  /** UTF-8 size of each message's JSON. */
   private sizes: number[] = [];
   /** JSON size of the whole conversation, for the payload limits it must stay under. */
   private jsonBytes = 0;
   private readonly cachedToolResults = new Set<string>();
 
-  /**
-   * `measure`: UTF-8 bytes, as Temporal counts payloads; runs recorded before bounded payloads
-   * counted UTF-16 units (`chars`) and keep doing so, since the size decides when they compact.
-   */
+  /** Sizes are UTF-8 bytes of each message's JSON, as Temporal counts payloads. */
   constructor(
     snapshot: Pick<ConversationSnapshot, 'id'> & Partial<ConversationSnapshot>,
-    private readonly measure: 'utf8' | 'chars' = 'utf8',
     /** True while the workflow replays history: activity inputs are rebuilt but never sent or compared. */
     private readonly replaying: () => boolean = () => false,
   ) {
@@ -50,7 +46,7 @@ export class Conversation {
 
   append(message: Message): void {
     const json = JSON.stringify(message);
-    const size = this.measure === 'utf8' ? utf8Length(json) : json.length;
+    const size = utf8Length(json);
     this.messages.push(message);
     this.sizes.push(size);
     this.jsonBytes += size;

@@ -4,7 +4,6 @@ import {
   allHandlersFinished,
   condition,
   log,
-  patched,
   upsertMemo,
 } from '@temporalio/workflow';
 import {
@@ -24,12 +23,11 @@ interface EndingContext {
   state: RunState;
   board: StatusBoard;
   model: string;
-  hardened: boolean;
   emit(event: RunEventInput): void;
   /** Runs with `outputSchema`: the parsed answer when the final text is the one that matched. */
   outputOf?(finalText: string): unknown;
-  /** Records the messages no model call sent, so the transcript is whole (runs with 'hardened-run'). */
-  keepFinalMessages?(): Promise<void>;
+  /** Records the messages no model call sent, so the transcript is whole. */
+  keepFinalMessages(): Promise<void>;
 }
 
 /**
@@ -43,9 +41,9 @@ export async function endCancelled(c: EndingContext, cancellation: unknown): Pro
   c.board.index();
   await CancellationScope.nonCancellable(async () => {
     await condition(allHandlersFinished);
-    await c.keepFinalMessages?.();
+    await c.keepFinalMessages();
   });
-  if (patched('cancelled-result')) upsertMemo({ [CANCELLED_RESULT_MEMO]: cancelledResult(c) });
+  upsertMemo({ [CANCELLED_RESULT_MEMO]: cancelledResult(c) });
   throw cancellation;
 }
 
@@ -72,7 +70,7 @@ export async function endWith(c: EndingContext, exit: LoopExit): Promise<AgentRu
   c.emit({ kind: 'run_finished', exitReason: exit.exitReason, finalText: exit.finalText });
   c.board.index();
   await condition(allHandlersFinished);
-  await c.keepFinalMessages?.();
+  await c.keepFinalMessages();
   const output = c.outputOf?.(exit.finalText);
   const result: AgentRunResult = {
     exitReason: exit.exitReason,
@@ -93,7 +91,7 @@ export async function endWith(c: EndingContext, exit: LoopExit): Promise<AgentRu
   };
   if (exit.exitReason === 'max_iterations') log.warn('run reached maxIterations', line);
   log.info('run finished', line);
-  if (c.hardened && exit.exitReason === 'failed') {
+  if (exit.exitReason === 'failed') {
     throw ApplicationFailure.create({
       message: `the run failed: ${exit.error?.message ?? 'unknown cause'}`,
       type: ErrorTypes.RunFailed,

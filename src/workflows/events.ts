@@ -88,11 +88,6 @@ export class EventLog {
     }
     return { events: kept, eventSeq: this.seq };
   }
-
-  /** Events carried over by runs recorded before bounded payloads: the newest 200, whatever their size. */
-  carriedLegacy(): { events: RunEvent[]; eventSeq: number } {
-    return { events: this.events.slice(-EVENTS_CARRIED_OVER), eventSeq: this.seq };
-  }
 }
 
 function cursorOf(arg: unknown): number {

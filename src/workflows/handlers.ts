@@ -29,8 +29,6 @@ export interface HandlerContext {
   maxIterations: number;
   maxBudgetUsd?: number;
   model: string;
-  /** Runs recorded before 'hardened-run' stopped on any interrupt argument but null: they replay so. */
-  hardened: boolean;
   emit(event: RunEventInput): void;
   /** Stops the loop: cancels the in-flight model and tool calls. */
   cancelLoop(): void;
@@ -79,7 +77,7 @@ export function registerHandlers(ctx: HandlerContext): void {
         ctx.emit({ kind: 'notice', message: `interrupt ignored: its argument is ${describeUndecodable(arg)}` });
         return;
       }
-      const reason = reasonOf(arg) ?? (ctx.hardened ? undefined : '');
+      const reason = reasonOf(arg);
       if (reason === undefined) {
         ctx.emit({
           kind: 'notice',

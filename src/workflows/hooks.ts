@@ -34,7 +34,7 @@ export class Hooks {
   private events: ReadonlySet<string> = new Set();
 
   constructor(
-    private readonly base: { runId: string; workspace?: string; network: boolean; prefixed?: boolean },
+    private readonly base: { runId: string; workspace?: string; network: boolean },
     private readonly emit: (event: RunEventInput) => void,
   ) {
     this.activities = agentActivities(
@@ -44,7 +44,6 @@ export class Hooks {
         retry: { maximumAttempts: 1 },
         cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       }),
-      base.prefixed,
     );
   }
 

@@ -43,7 +43,7 @@ export class McpTools {
   private carriedIn: unknown[] | undefined;
 
   constructor(
-    private readonly run: { workspace?: string; network: boolean; prefixed?: boolean },
+    private readonly run: { workspace?: string; network: boolean },
     private readonly emit: (event: RunEventInput) => void,
     /** Told the new definitions (the model calls send them). */
     private readonly onChange: (specs: ToolSpec[], hash: string | undefined) => void = () => {},
@@ -53,7 +53,6 @@ export class McpTools {
         startToCloseTimeout: '2 minutes',
         retry: { initialInterval: '1 second', maximumAttempts: 2 },
       }),
-      run.prefixed,
     );
   }
 

@@ -35,10 +35,6 @@ export interface ModelCallSettings {
   toolNames?: string[];
   extraToolNames?: string[];
   maxTokens: number;
-  /** Route calls to the worker that holds the conversation (patched 'sticky-activities'). */
-  sticky: boolean;
-  /** Send the system prompt with full loads only, its hash always (patched 'run-context'). */
-  systemOnce: boolean;
   toolProtocol?: 'xml';
   /** The run's `toolChoice` (native tool calls only); unset: `auto`. */
   toolChoice?: RunToolChoice;
@@ -75,10 +71,10 @@ export class ModelCalls {
    * The workflow runs on the worker with this queue (a local activity said so). Calls follow it
    * there, so the conversation, the results of local tools and the workflow share one worker's
    * cache: a worker that does not hold the conversation gets it in full at once, with no failed
-   * delta attempt first (runs with 'run-context').
+   * delta attempt first.
    */
   followWorkflow(queue: string | undefined): void {
-    if (!queue || !this.settings.sticky || !this.settings.systemOnce || queue === this.workerQueue) return;
+    if (!queue || queue === this.workerQueue) return;
     if (this.abandoned.has(queue)) return;
     this.workerQueue = queue;
     this.conversation.resendInFull();
@@ -87,7 +83,7 @@ export class ModelCalls {
   /** The system prompt of every later call (the one assembled at run start). */
   useSystem(system: string | undefined): void {
     this.settings.system = system;
-    this.systemHash = system !== undefined && this.settings.systemOnce ? hashString(system) : undefined;
+    this.systemHash = system !== undefined ? hashString(system) : undefined;
   }
 
   /** The run's MCP tools from now on; the worker keeps them by hash, so they travel with full loads and after a change. */
@@ -127,7 +123,7 @@ export class ModelCalls {
           : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor(iteration) },
       ]),
     );
-    if (s.sticky && response.workerQueue) this.workerQueue = response.workerQueue;
+    if (response.workerQueue) this.workerQueue = response.workerQueue;
     return response;
   }
 
@@ -171,7 +167,7 @@ export class ModelCalls {
      */
     singleAttempt = false,
   ): Promise<T> {
-    const queue = this.settings.sticky ? this.workerQueue : undefined;
+    const queue = this.workerQueue;
     if (!queue) return call({});
     try {
       return await call({

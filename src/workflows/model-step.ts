@@ -22,7 +22,6 @@ export interface StepContext {
   emit(event: RunEventInput): void;
   /** Usage and cost of a call; an iteration's call (`judge`) also decides whether compaction is due. */
   account(response: ModelResponse, judge?: boolean): number | null;
-  workerLocalTools: boolean;
   /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
   sandbox: { warning?: string };
 }
@@ -45,7 +44,7 @@ export async function modelStep(c: StepContext): Promise<CallModelOutput | LoopE
   }
   state.iteration += 1;
   state.turnIterations += 1;
-  if (c.workerLocalTools) c.tools.reportedLocalTools = new Set(response.localTools ?? []);
+  c.tools.reportedLocalTools = new Set(response.localTools ?? []);
   if (response.sandboxWarning && response.sandboxWarning !== c.sandbox.warning) {
     c.sandbox.warning = response.sandboxWarning;
     emit({ kind: 'notice', message: `bash: ${c.sandbox.warning}` });

@@ -11,7 +11,7 @@ export type RunContext = NonNullable<RunContinuation['context']>;
 export interface Prepared {
   /** The system prompt of every model call (undefined: none). */
   system: string | undefined;
-  /** What was assembled (runs with 'run-context'); carried across continue-as-new. */
+  /** What was assembled; carried across continue-as-new. */
   context?: RunContext;
   hookEvents: string[];
   /** The queue of the worker running the workflow (prepareRun is a local activity): the first model call goes there. */
@@ -28,7 +28,7 @@ function workspaceRefusal(error: unknown): string | undefined {
 }
 
 /**
- * What a run prepares once, at its start (patched 'run-context'): the system prompt assembled from
+ * What a run prepares once, at its start: the system prompt assembled from
  * the default prompt and the workspace (instruction files, memory, skills; docs/context.md), and
  * which hook events have hooks. One activity, recorded in history, so replay and every later
  * execution use exactly what the first one read; continued executions take it from their input.
@@ -36,13 +36,11 @@ function workspaceRefusal(error: unknown): string | undefined {
 export async function prepareRun(
   input: ParsedInput,
   resume: RunContinuation | undefined,
-  enabled: boolean,
-  settings: { model: string; toolProtocol: 'native' | 'xml'; requireDone: boolean; prefixedActivities?: boolean },
+  settings: { model: string; toolProtocol: 'native' | 'xml'; requireDone: boolean },
   emit: (event: RunEventInput) => void,
-  /** Runs with 'mcp-tools': the run's MCP servers are listed here (docs/mcp.md). */
+  /** Runs with native tool calls: the run's MCP servers are listed here (docs/mcp.md). */
   mcp?: McpTools,
 ): Promise<Prepared> {
-  if (!enabled) return { system: input.systemPrompt, hookEvents: [] };
   if (resume?.context) {
     // A new execution lists the run's MCP servers again: a changed list is taken here, and reported.
     if (mcp) {
@@ -58,7 +56,6 @@ export async function prepareRun(
       startToCloseTimeout: '2 minutes',
       retry: { initialInterval: '1 second', maximumAttempts: 5 },
     }),
-    settings.prefixedActivities,
   );
   let prepared: Awaited<ReturnType<typeof prepare>>;
   try {

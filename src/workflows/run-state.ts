@@ -67,19 +67,11 @@ export class RunState {
 
   /**
    * Adds a call's usage and cost; returns the call's cost (null when its price is unknown).
-   * `context`: how the call's size bears on compaction. `judge` (an iteration's call, with bounded
-   * payloads): the conversation needs compacting exactly when this call came near the window.
-   * `raise` (runs recorded before that, and their closing calls): only ever sets the flag.
-   * `ignore` (a closing call with bounded payloads): its prompt was the old conversation, which
-   * says nothing about the one that goes on; before, it set the flag right after each compaction,
-   * so once the window filled every iteration compacted again.
+   * `context`: how the call's size bears on compaction. `judge` (an iteration's call): the
+   * conversation needs compacting exactly when this call came near the window. `ignore` (a closing
+   * call): its prompt was the old conversation, which says nothing about the one that goes on.
    */
-  account(
-    response: ModelResponse,
-    model: string,
-    contextWindow: number,
-    context: 'judge' | 'raise' | 'ignore' = 'raise',
-  ): number | null {
+  account(response: ModelResponse, model: string, contextWindow: number, context: 'judge' | 'ignore'): number | null {
     this.usage = addUsage(this.usage, response.usage);
     const callCost = costOf(response.model || model, response.usage) ?? costOf(model, response.usage);
     this.costUsd = this.costUsd === null || callCost === null ? null : this.costUsd + callCost;
@@ -88,7 +80,6 @@ export class RunState {
       u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens + u.outputTokens >
       COMPACT_AT_FRACTION * contextWindow;
     if (context === 'judge') this.needsCompaction = near;
-    else if (context === 'raise' && near) this.needsCompaction = true;
     return callCost;
   }
 

@@ -1,4 +1,4 @@
-import { ApplicationFailure, patched, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import {
   BUILTIN_SIDE_EFFECTS,
   DEFAULT_ANTHROPIC_MODEL,
@@ -16,40 +16,6 @@ import {
 } from '../shared';
 import { mcpServerKey } from '../shared/mcp';
 import { describeUndecodable, isUndecodable } from '../shared/undecodable';
-
-/** Which code paths a run's history was recorded with: each patch marks a change in the commands it produces. */
-export interface PatchFlags {
-  indexed: boolean;
-  sticky: boolean;
-  localReadTools: boolean;
-  workerLocalTools: boolean;
-  throttled: boolean;
-  /** Bounded payloads, per-call approvals, cancel and failure recorded the Temporal way. */
-  hardened: boolean;
-  /**
-   * Context assembled at start, hooks, the text tool protocol, per-message iteration limits in
-   * sessions, and the system prompt sent once per conversation load rather than with every call.
-   */
-  context: boolean;
-  /** MCP servers listed at run start and their tools offered (docs/mcp.md). */
-  mcp: boolean;
-  /** The agent's activities are scheduled as `durableAgent.<name>` (no collision with a user's own). */
-  prefixed: boolean;
-}
-
-export function patchFlags(): PatchFlags {
-  return {
-    indexed: patched('search-attributes'),
-    sticky: patched('sticky-activities'),
-    localReadTools: patched('local-read-tools'),
-    workerLocalTools: patched('worker-local-tools'),
-    throttled: patched('throttled-search-attributes'),
-    hardened: patched('hardened-run'),
-    context: patched('run-context'),
-    mcp: patched('mcp-tools'),
-    prefixed: patched('prefixed-activity-names'),
-  };
-}
 
 export type ParsedInput = Extract<ReturnType<typeof parseRunInput>, { ok: true }>['input'];
 
@@ -85,20 +51,19 @@ export function validatedInput(rawInput: AgentRunInput): ParsedInput {
 }
 
 /** The run's settings with their defaults applied. */
-export function settingsOf(input: ParsedInput, flags: PatchFlags) {
+export function settingsOf(input: ParsedInput) {
   const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
   const compactAt = input.compactAtBytes ?? DEFAULT_COMPACT_AT_BYTES;
   return {
     model,
-    prefixedActivities: flags.prefixed,
     maxIterations: input.maxIterations ?? DEFAULTS.maxIterations,
     /** A session's bound across all its messages (none unless set); `maxIterations` then bounds each message. */
     maxSessionIterations: input.maxSessionIterations,
     toolProtocol: input.toolProtocol ?? 'native',
     maxTokens: input.maxTokens ?? DEFAULTS.maxTokens,
     contextWindow: input.contextWindowTokens ?? contextWindowOf(model),
-    // With bounded payloads, compaction starts well below the conversation's hard cap.
-    softCapBytes: flags.hardened ? Math.min(compactAt, Math.floor(MAX_CONVERSATION_BYTES * 0.75)) : compactAt,
+    // Compaction starts well below the conversation's hard cap.
+    softCapBytes: Math.min(compactAt, Math.floor(MAX_CONVERSATION_BYTES * 0.75)),
     session: input.session ?? false,
     requireDone: input.requireDoneTool ?? false,
     approvalTimeoutMs: (input.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) * 1000,

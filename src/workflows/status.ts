@@ -14,13 +14,6 @@ import type { RunState } from './run-state';
 /** The status value an execution is left with when it continues as new (the next execution says `running`). */
 export const CONTINUED_STATUS = 'continued';
 
-export interface StatusFlags {
-  /** Search attributes are written at all (runs recorded before them replay without). */
-  indexed: boolean;
-  /** Within one status, at most once per SEARCH_ATTRIBUTE_MIN_INTERVAL_MS. */
-  throttled: boolean;
-}
-
 /**
  * What operators see without asking the run: the search attributes (list and filter runs) and the
  * Current Details line in the Web UI.
@@ -40,7 +33,6 @@ export class StatusBoard {
       /** What the system prompt was assembled from. */
       context?: () => string | undefined;
     },
-    private readonly flags: StatusFlags,
   ) {}
 
   /**
@@ -51,10 +43,9 @@ export class StatusBoard {
   index(status: RunStatus | typeof CONTINUED_STATUS = this.state.status): void {
     // Current Details follow every status change too (not a command: free, and replay-safe).
     this.showDetails();
-    if (!this.flags.indexed) return;
     const now = Date.now();
     const last = this.lastIndexed;
-    if (this.flags.throttled && last?.status === status && now - last.at < SEARCH_ATTRIBUTE_MIN_INTERVAL_MS) return;
+    if (last?.status === status && now - last.at < SEARCH_ATTRIBUTE_MIN_INTERVAL_MS) return;
     this.lastIndexed = { status, at: now };
     const pairs: SearchAttributeUpdatePair[] = [
       { key: statusSearchAttribute, value: status },

@@ -7,7 +7,6 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
-  BUILTIN_SIDE_EFFECTS,
   DONE_TOOL_NAME,
   LOCAL_TOOL_START_TO_CLOSE_TIMEOUT,
   MAX_TOOL_CALLS_PER_TURN,
@@ -41,17 +40,9 @@ export interface DispatchSettings {
   permissionFor(name: string, sideEffect?: string): Permission;
   approvalTimeoutMs: number;
   timeouts?: RunTimeouts;
-  /** Patches: which code paths this run's history was recorded with. */
-  flags: {
-    hardened: boolean;
-    localReadTools: boolean;
-    workerLocalTools: boolean;
-    context: boolean;
-    prefixed?: boolean;
-  };
-  /** PreToolUse / PostToolUse(Failure) hooks (runs with 'run-context'). */
+  /** PreToolUse / PostToolUse(Failure) hooks. */
   hooks?: Hooks;
-  /** The run's MCP tools (runs with 'mcp-tools'; docs/mcp.md). */
+  /** The run's MCP tools (native tool calls; docs/mcp.md). */
   mcp?: McpTools;
 }
 
@@ -87,19 +78,16 @@ export class ToolDispatch {
     const options = toolActivityOptions(s.timeouts);
     // A cancelled call's end is recorded before the run goes on, so no call is left drawn as pending.
     this.remote = agentActivities(
-      proxyActivities<Activities>(
-        s.flags.hardened
-          ? { ...options, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
-          : options,
-      ),
-      s.flags.prefixed,
+      proxyActivities<Activities>({
+        ...options,
+        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      }),
     );
     this.local = agentActivities(
       proxyLocalActivities<Activities>({
         startToCloseTimeout: LOCAL_TOOL_START_TO_CLOSE_TIMEOUT,
         retry: { ...TOOL_RETRY, maximumAttempts: s.timeouts?.toolMaxAttempts ?? TOOL_RETRY.maximumAttempts },
       }),
-      s.flags.prefixed,
     );
   }
 
@@ -111,12 +99,6 @@ export class ToolDispatch {
   async runTurn(toolUses: ToolUseBlock[]): Promise<TurnResults> {
     const doneCall = this.s.requireDone ? toolUses.find((t) => t.name === DONE_TOOL_NAME) : undefined;
     const doneSummary = summaryOf(doneCall);
-    if (!this.s.flags.hardened) {
-      const results = await Promise.all(
-        toolUses.map((t) => (t === doneCall ? doneResult(t, doneSummary) : this.runOne(t))),
-      );
-      return { results, ...(doneSummary !== undefined ? { doneSummary } : {}) };
-    }
     const seen = new Set<string>();
     let running = 0;
     let finished = false;
@@ -173,7 +155,7 @@ export class ToolDispatch {
   private async runOne(toolUse: ToolUseBlock): Promise<ToolResultBlock> {
     const { s } = this;
     // No tool has a name this long: refuse before it reaches state, queries or activity inputs.
-    if (s.flags.hardened && (typeof toolUse.name !== 'string' || toolUse.name.length > MAX_TOOL_NAME_CHARS)) {
+    if (typeof toolUse.name !== 'string' || toolUse.name.length > MAX_TOOL_NAME_CHARS) {
       return this.refuse(toolUse, `Error: Tool '${cutChars(String(toolUse.name), 60)}' not found.`);
     }
     if (toolUse.name === DONE_TOOL_NAME && !s.requireDone) {
@@ -258,11 +240,8 @@ export class ToolDispatch {
       ...(mcp ? { mcp } : {}),
     };
     const summary = describeToolCall(toolUse.name, toolUse.input);
-    // The worker's registry decides (each model call reports it); runs from before that used a fixed list.
-    const local = s.flags.workerLocalTools
-      ? this.reportedLocalTools.has(toolUse.name)
-      : s.flags.localReadTools && BUILTIN_SIDE_EFFECTS[toolUse.name] === 'read_only';
-    if (local) {
+    // The worker's registry decides (each model call reports it).
+    if (this.reportedLocalTools.has(toolUse.name)) {
       return this.local.runTool.executeWithOptions({ summary }, [args]).then((result) => {
         this.modelCalls.followWorkflow(result.workerQueue);
         return result;
@@ -273,7 +252,7 @@ export class ToolDispatch {
         this.remote.runTool.executeWithOptions({ summary, ...options }, [args]),
       (started) =>
         this.remote.runTool.executeWithOptions({ summary }, [started ? { ...args, mayHaveStarted: true } : args]),
-      s.flags.context,
+      true,
     );
   }
 

@@ -1,4 +1,4 @@
-import { condition, log, patched, workflowInfo } from '@temporalio/workflow';
+import { condition, log, workflowInfo } from '@temporalio/workflow';
 import {
   thinkingOf,
   textOf,
@@ -13,7 +13,7 @@ import type { Hooks } from './hooks';
 import type { Inbox } from './inbox';
 import type { RunState } from './run-state';
 import type { ToolDispatch } from './tool-dispatch';
-import { TOOLS_AT_ANY_STOP, observationOf, parseBoundedReply, runBoundedTurn } from './bounded-turn';
+import { observationOf, parseBoundedReply, runBoundedTurn } from './bounded-turn';
 import {
   CONTINUE_AFTER_MAX_TOKENS,
   DONE_TOOL_NUDGE,
@@ -50,9 +50,6 @@ export interface TurnContext {
   requireDone: boolean;
   maxTokens: number;
   model: string;
-  hardened: boolean;
-  /** Runs with 'run-context': per-message iteration limits in sessions, reasoning/text events. */
-  perMessage: boolean;
   hooks: Hooks;
   /** Tools the model may call under the text protocol (`toolProtocol: 'xml'`); undefined: native tool calls. */
   textTools?: string[];
@@ -73,9 +70,9 @@ export class TurnHandler {
   /** Handles the turn just appended to the conversation; an exit ends the loop. */
   async handle(response: ModelResponse): Promise<LoopExit | undefined> {
     const { state, conversation, emit } = this.c;
-    let outcome = classifyTurn(response, this.c.hardened);
+    let outcome = classifyTurn(response);
     const quietStopCalls = toolCallsAtQuietStop(response);
-    if (outcome.kind === 'final' && !this.c.textTools && quietStopCalls.length > 0 && patched(TOOLS_AT_ANY_STOP)) {
+    if (outcome.kind === 'final' && !this.c.textTools && quietStopCalls.length > 0) {
       emit({
         kind: 'notice',
         message: `stop reason ${response.stopReason === null ? 'null' : `'${response.stopReason}'`} with tool calls; running them`,
@@ -85,7 +82,7 @@ export class TurnHandler {
     // An answer's text is carried once, by the `answer` event (a cut answer's first part included).
     const answering =
       outcome.kind === 'final' || (outcome.kind === 'truncated' && outcome.toolUses.length === 0 && !this.c.textTools);
-    if (this.c.perMessage) this.narrate(response, answering && !this.c.requireDone);
+    this.narrate(response, answering && !this.c.requireDone);
     if (outcome.kind === 'final' && this.c.textTools) {
       // A reply cut at max_tokens and continued is read whole: a `<tool_code>` block may span both.
       const whole = state.textPrefix + outcome.text;
@@ -176,7 +173,7 @@ export class TurnHandler {
     const parsed = parseBoundedReply(text, this.c.textTools ?? []);
     if (parsed.kind === 'final') return { answer: parsed.text };
     // Not the answer after all: the turn's text is narrated like any other turn's.
-    if (this.c.perMessage && !this.c.requireDone) emit({ kind: 'text', iteration: state.iteration, text: text.trim() });
+    if (!this.c.requireDone) emit({ kind: 'text', iteration: state.iteration, text: text.trim() });
     if (parsed.kind === 'malformed') {
       emit({ kind: 'notice', message: 'the model wrote a tool call the text protocol cannot run; told it why' });
       conversation.append({ role: 'user', content: parsed.observation });
@@ -228,7 +225,7 @@ export class TurnHandler {
       const keepGoing = await this.c.hooks.stopping();
       if (keepGoing !== undefined) {
         // Not the answer after all: narrated like any other turn's text.
-        if (this.c.perMessage) emit({ kind: 'text', iteration: this.c.state.iteration, text });
+        emit({ kind: 'text', iteration: this.c.state.iteration, text });
         this.c.conversation.append({ role: 'user', content: `[Stop hook] ${keepGoing}` });
         return undefined;
       }
@@ -260,7 +257,7 @@ export class TurnHandler {
 
   /** A session's next message begins a new turn: its iteration count starts again. */
   private nextMessage(): void {
-    if (this.c.session && this.c.perMessage) this.c.state.turnIterations = 0;
+    if (this.c.session) this.c.state.turnIterations = 0;
   }
 
   /**
@@ -272,7 +269,7 @@ export class TurnHandler {
     const { state, inbox } = this.c;
     state.awaitingInput = true;
     this.c.index();
-    const handOverDue = () => this.c.hardened && workflowInfo().continueAsNewSuggested;
+    const handOverDue = () => workflowInfo().continueAsNewSuggested;
     const remaining = idleDeadline - Date.now();
     const woken =
       remaining > 0 &&

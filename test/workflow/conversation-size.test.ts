@@ -14,9 +14,3 @@ test('a conversation of non-ASCII text is measured in UTF-8 bytes, so the caps h
   conversation.replaceLast({ role: 'user', content: 'éé' });
   expect(conversation.bytes).toBe(before + 2);
 });
-
-test('runs recorded before bounded payloads keep counting UTF-16 units (it decides when they compact)', () => {
-  const text = '漢字'.repeat(1000);
-  const legacy = new Conversation({ id: 'c', messages: [{ role: 'user', content: text }] }, 'chars');
-  expect(legacy.bytes).toBe(JSON.stringify({ role: 'user', content: text }).length);
-});
