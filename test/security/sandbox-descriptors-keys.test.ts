@@ -10,17 +10,23 @@ import * as path from 'node:path';
 import { createBashTool, ToolRegistry } from '../../src/tools';
 import { bwrapProcessEnv, findBwrap } from '../../src/tools/sandbox';
 import { sandboxedShellArgs } from '../../src/tools/sandbox/spawn';
+import { holdWorkspace } from '../../src/tools/held-workspace';
 import { makeContext, makeWorkspace } from '../tools/helpers';
 
 const SECRET = `inherited-secret-${process.pid}-${Date.now()}`;
 const { ws, outside, cleanup } = makeWorkspace();
 afterAll(cleanup);
 
-/** Runs `command` the way a bash call does, with `extra` passed down as descriptors 3 and up. */
-function runWithInherited(command: string, extra: number[]): Promise<string> {
+/**
+ * Runs `command` the way a workspace MCP server is started (the workspace held open and reopened
+ * through this process's /proc), with `extra` passed down as descriptors 3 and up.
+ */
+async function runWithInherited(command: string, extra: number[]): Promise<string> {
   const bwrap = findBwrap() as string;
+  const held = await holdWorkspace(ws);
   const args = sandboxedShellArgs(command, bwrap, {
-    workspace: ws,
+    workspace: held.path,
+    workspaceSource: held.source,
     network: false,
     limits: { maxProcesses: 64, tmpBytes: 16 * 1024 * 1024, shmBytes: 4 * 1024 * 1024 },
   });
@@ -32,7 +38,9 @@ function runWithInherited(command: string, extra: number[]): Promise<string> {
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve) => child.on('close', () => resolve(out)));
+  await new Promise((resolve) => child.on('close', resolve));
+  await held.close();
+  return out;
 }
 
 test('a descriptor the worker inherited reaches neither the command nor bubblewrap’s init', async () => {
