@@ -98,9 +98,12 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   );
   /** What run start assembled (runs with 'run-context'). */
   let prepared: Prepared | undefined;
-  /** The run's MCP tools (runs with 'mcp-tools' and native tool calls; docs/mcp.md). */
+  /**
+   * The run's MCP tools (runs with 'mcp-tools'; docs/mcp.md), under either tool protocol. Text
+   * protocol runs recorded before it offered them never listed a server at run start: they have none.
+   */
   const mcp =
-    flags.mcp && flags.context && !textTools
+    flags.mcp && flags.context
       ? new McpTools(
           { workspace: input.workspace, network: input.network ?? false, prefixed: flags.prefixed },
           emit,
@@ -186,7 +189,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     hardened: flags.hardened,
     perMessage: flags.context,
     hooks,
-    ...(textTools ? { textTools } : {}),
+    ...(textTools ? { textTools, mcpToolNames: () => mcp?.names() ?? [] } : {}),
     ...(answers ? { answers } : {}),
     // Defined below; called only once the loop runs.
     handOver: (waiting) => handOver(waiting),
