@@ -5,7 +5,7 @@
  * the real bubblewrap, with the exact arguments a bash call uses.
  */
 import { spawn } from 'node:child_process';
-import { openSync, closeSync, writeFileSync } from 'node:fs';
+import { openSync, closeSync, existsSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { createBashTool, ToolRegistry } from '../../src/tools';
 import { bwrapProcessEnv, findBwrap } from '../../src/tools/sandbox';
@@ -62,6 +62,24 @@ test('a descriptor the worker inherited reaches neither the command nor bubblewr
   } finally {
     closeSync(fd);
   }
+});
+
+test('the workspace descriptor a bash call mounts is closed before its command runs', async () => {
+  const registry = new ToolRegistry([createBashTool({ sandbox: 'bwrap' })]);
+  const result = await registry.run(
+    'bash',
+    {
+      command:
+        'ls /proc/$$/fd > /tmp/shell; ls -l /proc/1/fd > /tmp/init; echo "shell: $(tr "\\n" " " < /tmp/shell)"; ' +
+        'grep -c -- "->" /tmp/init; ' +
+        'grep -v -- "-> /dev/null\\|pipe:\\|anon_inode:" /tmp/init; touch mounted-here',
+    },
+    makeContext(ws),
+  );
+  expect(result.content).toMatch(/^shell: 0 1 2 $/m);
+  // bubblewrap's init: stdin, stdout, stderr and its own eventfd; no directory.
+  expect(result.content).toMatch(/^4\ntotal 0\n/m);
+  expect(existsSync(path.join(ws, 'mounted-here'))).toBe(true);
 });
 
 test('the host user’s key names are not readable in the sandbox', async () => {
