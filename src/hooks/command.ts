@@ -3,6 +3,7 @@ import { bwrapProcessEnv, KILL_GRACE_MS, processRegistry, sandboxEnv, type Sandb
 import { reserveCall, type CallReservation } from '../sandbox/call-limits';
 import { limitsFromEnv, workerTmpfsBudget, type SandboxLimits, type TmpfsBudget } from '../sandbox/limits';
 import { sandboxedShellArgs } from '../sandbox/spawn';
+import { holdWorkspace, type HeldWorkspace } from '../tools/held-workspace';
 
 /**
  * Runs one command hook: `bash -c command` in the workspace, the event as JSON on stdin, in its own
@@ -66,16 +67,18 @@ function projectVars(workspace: string): Record<string, string> {
   return { DURABLE_AGENT_PROJECT_DIR: workspace, CLAUDE_PROJECT_DIR: workspace };
 }
 
-function spawnHook(spec: CommandSpec, reservation: CallReservation | undefined) {
+function spawnHook(spec: CommandSpec, reservation: CallReservation | undefined, held: HeldWorkspace | undefined) {
   const options = { cwd: spec.workspace, detached: true, stdio: ['pipe', 'pipe', 'pipe'] as ['pipe', 'pipe', 'pipe'] };
-  if (reservation && spec.sandbox?.status.bwrap) {
+  if (reservation && held && spec.sandbox?.status.bwrap) {
+    // The sandbox mounts the directory the worker verified and holds open (see held-workspace.ts).
     const args = sandboxedShellArgs(spec.command, spec.sandbox.status.bwrap, {
-      workspace: spec.workspace,
+      workspace: held.path,
+      workspaceSource: held.source,
       network: spec.sandbox.network,
       limits: reservation.limits,
-      setenv: projectVars(spec.workspace),
+      setenv: projectVars(held.path),
     });
-    return { child: spawn('/bin/bash', args, { ...options, env: bwrapProcessEnv() }), sandboxed: true };
+    return { child: spawn('/bin/bash', args, { ...options, cwd: '/', env: bwrapProcessEnv() }), sandboxed: true };
   }
   const env = spec.sandbox ? { ...hookEnv(spec.workspace), ...sandboxEnvOverrides() } : hookEnv(spec.workspace);
   return { child: spawn('bash', ['-c', spec.command], { ...options, env }), sandboxed: false };
@@ -139,11 +142,20 @@ export async function runCommandHook(spec: CommandSpec): Promise<CommandOutcome>
   const started = Date.now();
   const reserved = await reserveHook(spec);
   if (!reserved.ok) return { code: null, stdout: '', stderr: '', failure: reserved.failure };
+  let held: HeldWorkspace | undefined;
+  try {
+    // Sandboxed, the workspace is held open from its check on, and that directory is what gets mounted.
+    if (reserved.reservation) held = await holdWorkspace(spec.workspace);
+  } catch (error) {
+    await reserved.reservation?.release();
+    return { code: null, stdout: '', stderr: '', failure: `its workspace is refused: ${(error as Error).message}` };
+  }
   try {
     const left = Math.max(1, spec.timeoutMs - (Date.now() - started));
-    return await runSpawned({ ...spec, timeoutMs: left }, spec.timeoutMs, reserved.reservation);
+    return await runSpawned({ ...spec, timeoutMs: left }, spec.timeoutMs, reserved.reservation, held);
   } finally {
     await reserved.reservation?.release();
+    await held?.close();
   }
 }
 
@@ -151,8 +163,9 @@ async function runSpawned(
   spec: CommandSpec,
   statedTimeoutMs: number,
   reservation: CallReservation | undefined,
+  held: HeldWorkspace | undefined,
 ): Promise<CommandOutcome> {
-  const { child, sandboxed } = spawnHook(spec, reservation);
+  const { child, sandboxed } = spawnHook(spec, reservation, held);
   const pid = child.pid;
   if (pid !== undefined) processRegistry.track(pid, sandboxed, reservation?.members);
 

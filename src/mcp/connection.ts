@@ -86,13 +86,14 @@ export class McpConnection {
         const workspace = endpoint.cwd ?? process.cwd();
         const launch = await launchSandboxed({ command, args, env, workspace }, endpoint.sandbox, budget, timeoutMs);
         ({ command, args, env } = launch);
-        release = () => launch.reservation.release();
+        release = () => launch.release();
       }
       transport = new StdioClientTransport({
         command,
         args,
         env,
-        ...(endpoint.cwd ? { cwd: endpoint.cwd } : {}),
+        // A sandboxed server reaches its workspace through the descriptor its launcher reopens, not the path.
+        ...(endpoint.cwd && !endpoint.sandbox ? { cwd: endpoint.cwd } : {}),
         stderr: 'pipe',
       });
     } else {

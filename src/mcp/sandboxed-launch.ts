@@ -2,6 +2,7 @@ import { reserveCall, type CallReservation } from '../sandbox/call-limits';
 import type { SandboxLimits, TmpfsBudget } from '../sandbox/limits';
 import { bwrapProcessEnv } from '../sandbox';
 import { sandboxedShellArgs } from '../sandbox/spawn';
+import { holdWorkspace } from '../tools/held-workspace';
 
 /**
  * Starting a workspace stdio server in the bash sandbox within a bash call's limits: its processes
@@ -22,6 +23,8 @@ export interface SandboxedLaunch {
   args: string[];
   env: Record<string, string>;
   reservation: CallReservation;
+  /** Gives the share back and lets go of the workspace: when the connection closes. */
+  release(): Promise<void>;
 }
 
 /** One word for bash, quoted so that nothing in it is expanded. */
@@ -49,12 +52,27 @@ export async function launchSandboxed(
     );
   }
   const { reservation } = reserved;
+  // The workspace is held open from its check on, and that directory is what the sandbox mounts (the
+  // launcher reopens it through this process's /proc: the MCP client spawns the server itself).
+  let held;
+  try {
+    held = await holdWorkspace(server.workspace);
+  } catch (error) {
+    await reservation.release();
+    throw error;
+  }
   const command = `exec ${[server.command, ...server.args].map(quoted).join(' ')}`;
   const args = sandboxedShellArgs(command, sandbox.bwrap, {
-    workspace: server.workspace,
+    workspace: held.path,
+    workspaceSource: held.source,
     network: sandbox.network,
     limits: reservation.limits,
     setenv: server.env,
   });
-  return { command: '/bin/bash', args, env: bwrapProcessEnv(), reservation };
+  const release = async () => {
+    const given = reservation.release();
+    await held.close();
+    await given;
+  };
+  return { command: '/bin/bash', args, env: bwrapProcessEnv(), reservation, release };
 }

@@ -85,6 +85,12 @@ export function findBwrap(envPath = process.env.PATH ?? ''): string | undefined 
 export interface SandboxSpec {
   /** The workspace's real path: bound writable at the same path, and the working directory. */
   workspace: string;
+  /**
+   * A descriptor of bubblewrap's open on the workspace directory: mounted with `--bind-fd`, which
+   * mounts that very directory (and checks it did), whatever the path names meanwhile. Without
+   * it the path is bound (the probe's `/tmp`).
+   */
+  workspaceFd?: number;
   /** Share the host's network (the run's `network: true`); otherwise only a private loopback. */
   network: boolean;
   /**
@@ -183,9 +189,9 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
     '--tmpfs',
     '/tmp',
     // After /tmp and the system: a workspace below either is mounted over it, writable.
-    '--bind',
-    spec.workspace,
-    spec.workspace,
+    ...(spec.workspaceFd === undefined
+      ? ['--bind', spec.workspace, spec.workspace]
+      : ['--bind-fd', String(spec.workspaceFd), spec.workspace]),
     // bwrap's root is a tmpfs holding the mount points: read-only, so that what is not mounted
     // (/etc/x, /x, the workspace's parents) cannot be written either, not even privately.
     '--remount-ro',

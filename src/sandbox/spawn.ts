@@ -10,15 +10,22 @@ import type { SandboxStatus } from './mode';
 const HIDDEN_PREFIXES = ['ANTHROPIC_', 'OPENAI_', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS', 'DURABLE_AGENT_CODEC_KEYS'];
 
 /**
- * Runs on the host, between the worker and bubblewrap: closes every descriptor but stdin, stdout
- * and stderr (one the worker inherited without close-on-exec would otherwise reach the sandbox, and
- * stay open in bubblewrap's init for the command to reopen through /proc/1/fd), joins the call's
- * cgroup when there is one (`$0`; before bubblewrap starts, so all it starts is counted), then
- * becomes bubblewrap (`exec`: same pid and process group).
+ * Runs on the host, between the worker and bubblewrap: reopens the workspace the worker holds
+ * (`$1`, a `/proc/…/fd/…` path: the kernel follows the descriptor, not a path), closes every other
+ * descriptor but stdin, stdout and stderr (one the worker inherited without close-on-exec would
+ * otherwise reach the sandbox, and stay open in bubblewrap's init for the command to reopen through
+ * /proc/1/fd), puts the workspace on descriptor 3 for `--bind-fd 3` (bubblewrap closes it once
+ * mounted), joins the call's cgroup when there is one (`$0`; before bubblewrap starts, so all it
+ * starts is counted), then becomes bubblewrap (`exec`: same pid and process group).
  */
 const LAUNCHER =
-  'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt 2 ]; then exec {n}>&-; fi; done; ' +
-  'if [ -n "$0" ]; then echo $$ > "$0" || exit 125; fi; exec "$@"';
+  'exec {w}<"$1" || exit 125; ' +
+  'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt 2 ] && [ "$n" != "$w" ]; then exec {n}>&-; fi; done; ' +
+  'exec 3<&"$w" {w}<&- || exit 125; ' +
+  'if [ -n "$0" ]; then echo $$ > "$0" || exit 125; fi; shift; exec "$@"';
+
+/** The descriptor the launcher hands bubblewrap the workspace on. */
+const WORKSPACE_FD = 3;
 
 /**
  * Runs inside the sandbox: caps the processes (and threads) of the call's user namespace, soft and
@@ -42,24 +49,37 @@ export interface ShellSpawn {
   sandboxed: boolean;
 }
 
+/** Where a child that got the held workspace as its descriptor 3 (see {@link spawnShell}) reopens it. */
+export const INHERITED_WORKSPACE = `/proc/self/fd/${WORKSPACE_FD}`;
+
 /**
  * The arguments of `/bin/bash` (the launcher) that run `command` in bubblewrap at `bwrap` within
- * the call's limits. Started from the workspace with {@link bwrapProcessEnv} as its environment.
- * `setenv` adds variables to the sandbox's clean environment (a hook's project directory).
+ * the call's limits, with {@link bwrapProcessEnv} as its environment. `workspace` is the verified
+ * real path, where the sandbox mounts the workspace and starts; `workspaceSource` is where the
+ * launcher reopens the directory the worker verified and holds open (see held-workspace.ts): that
+ * directory is what gets mounted, whatever the path names by then. `setenv` adds variables to the
+ * sandbox's clean environment (a hook's project directory).
  */
 export function sandboxedShellArgs(
   command: string,
   bwrap: string,
-  options: { workspace: string; network: boolean; limits: CallLimits; setenv?: Record<string, string> },
+  options: {
+    workspace: string;
+    workspaceSource: string;
+    network: boolean;
+    limits: CallLimits;
+    setenv?: Record<string, string>;
+  },
 ): string[] {
   const { limits } = options;
-  const spec = { workspace: options.workspace, network: options.network, ...limits };
+  const spec = { workspace: options.workspace, workspaceFd: WORKSPACE_FD, network: options.network, ...limits };
   return [
     // No ~/.bashrc on the host: bash reads it for `-c` when its stdin is a socket (as a hook's is).
     '--norc',
     '-c',
     LAUNCHER,
     limits.cgroupProcs ?? '',
+    options.workspaceSource,
     bwrap,
     ...bwrapArgs(spec),
     ...Object.entries(options.setenv ?? {}).flatMap(([name, value]) => ['--setenv', name, value]),
@@ -74,20 +94,26 @@ export function sandboxedShellArgs(
 
 /**
  * Starts `bash -c command` in the workspace, in its own process group, with stdin empty: inside
- * bubblewrap when the status says so, otherwise directly (`off`). `unavailable` never gets here.
+ * bubblewrap when the status says so, mounting the directory open on `workspaceFd` (the verified
+ * workspace, passed down as descriptor 3), otherwise directly (`off`). `unavailable` never gets here.
  */
 export function spawnShell(
   command: string,
-  options: { workspace: string; network: boolean; sandbox: SandboxStatus; limits: CallLimits },
+  options: { workspace: string; workspaceFd?: number; network: boolean; sandbox: SandboxStatus; limits: CallLimits },
 ): ShellSpawn {
   if (options.sandbox.mode === 'bwrap' && options.sandbox.bwrap) {
-    const args = sandboxedShellArgs(command, options.sandbox.bwrap, options);
+    if (options.workspaceFd === undefined) throw new Error('a sandboxed call needs the workspace held open');
+    const args = sandboxedShellArgs(command, options.sandbox.bwrap, {
+      ...options,
+      workspaceSource: INHERITED_WORKSPACE,
+    });
+    // Started from `/`: the workspace is reached through the descriptor only, never by its path.
     const child = spawn('/bin/bash', args, {
-      cwd: options.workspace,
+      cwd: '/',
       env: bwrapProcessEnv(),
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+      stdio: ['ignore', 'pipe', 'pipe', options.workspaceFd],
+    }) as ChildProcessByStdio<null, Readable, Readable>;
     return { child, sandboxed: true };
   }
   const env: NodeJS.ProcessEnv = { ...process.env, PAGER: 'cat', GIT_PAGER: 'cat' };

@@ -20,6 +20,7 @@ import { reserveWithin, type CallReservation } from '../sandbox/call-limits';
 import { limitsFromEnv, workerTmpfsBudget, type SandboxLimits, type TmpfsBudget } from '../sandbox/limits';
 import { OutputCollector } from './output-collector';
 import { StreamingSpill } from './spill';
+import { holdWorkspace } from './held-workspace';
 import { realWorkspace } from './workspace';
 
 /** Default and maximum time a command may run, in milliseconds. The tool activity allows 11 min. */
@@ -156,20 +157,22 @@ async function runCommand(
   sandbox: SandboxStatus,
   options: { heartbeatIntervalMs: number; maxOutputChars: number; limits: SandboxLimits; budget: TmpfsBudget },
 ): Promise<ToolResult> {
-  const cwd = await realWorkspace(ctx.workspace);
-  if (ctx.signal.aborted) return { content: 'Command was cancelled before it started.', isError: true };
-
-  const started = Date.now();
+  // Sandboxed, the workspace is held open from its check on, and that directory is what gets mounted.
+  const held = sandbox.mode === 'bwrap' ? await holdWorkspace(ctx.workspace) : undefined;
   let reservation: CallReservation | undefined;
-  if (sandbox.mode === 'bwrap') {
-    const reserved = await reserveWithin(options.limits, options.budget, timeoutMs, ctx, options.heartbeatIntervalMs);
-    if (!reserved.ok) return { content: reserved.error, isError: true };
-    reservation = reserved.reservation;
-  }
   try {
+    const cwd = held?.path ?? (await realWorkspace(ctx.workspace));
+    if (ctx.signal.aborted) return { content: 'Command was cancelled before it started.', isError: true };
+    const started = Date.now();
+    if (sandbox.mode === 'bwrap') {
+      const reserved = await reserveWithin(options.limits, options.budget, timeoutMs, ctx, options.heartbeatIntervalMs);
+      if (!reserved.ok) return { content: reserved.error, isError: true };
+      reservation = reserved.reservation;
+    }
     const left = Math.max(1, timeoutMs - (Date.now() - started));
     return await runSpawned(command, ctx, {
       cwd,
+      workspaceFd: held?.fd,
       timeoutMs: left,
       statedTimeoutMs: timeoutMs,
       started,
@@ -180,11 +183,14 @@ async function runCommand(
     });
   } finally {
     await reservation?.release();
+    await held?.close();
   }
 }
 
 interface SpawnedCall {
   cwd: string;
+  /** The held workspace's descriptor (sandboxed calls). */
+  workspaceFd: number | undefined;
   /** What is left of the timeout once the call's resources were reserved. */
   timeoutMs: number;
   /** The timeout the call was given, and when it began, for its messages. */
@@ -197,9 +203,10 @@ interface SpawnedCall {
 }
 
 async function runSpawned(command: string, ctx: ToolContext, call: SpawnedCall): Promise<ToolResult> {
-  const { cwd, timeoutMs, statedTimeoutMs, started, sandbox, reservation, ...options } = call;
+  const { cwd, workspaceFd, timeoutMs, statedTimeoutMs, started, sandbox, reservation, ...options } = call;
   const limits = reservation?.limits ?? { maxProcesses: 0, tmpBytes: 0, shmBytes: 0 };
-  const { child } = spawnShell(command, { workspace: cwd, network: ctx.network === true, sandbox, limits });
+  const network = ctx.network === true;
+  const { child } = spawnShell(command, { workspace: cwd, workspaceFd, network, sandbox, limits });
   const pid = child.pid;
   if (pid !== undefined) processRegistry.track(pid, sandbox.mode === 'bwrap', reservation?.members);
 

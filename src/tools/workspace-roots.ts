@@ -1,7 +1,7 @@
-import { existsSync, promises as fs, realpathSync } from 'node:fs';
+import { existsSync, promises as fs, realpathSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { isInside, pinWorkspace, realpathAllowMissing, WorkspaceError } from './workspace';
+import { isInside, pinWorkspace, realpathAllowMissing, realpathAllowMissingSync, WorkspaceError } from './workspace';
 
 /**
  * Which workspaces a worker accepts: the operator decides, once, by the worker's workspace roots.
@@ -190,6 +190,20 @@ export class WorkspacePolicy {
     );
   }
 
+  /** The same, without the thread pool (see {@link realpathAllowMissingSync}): for {@link check}. */
+  private resolvedProtectedNow(): Protected[] {
+    return this.protectedPaths.map((p) => {
+      const resolved = p.paths.map((one) => {
+        try {
+          return realpathAllowMissingSync(one);
+        } catch {
+          return one;
+        }
+      });
+      return { what: p.what, paths: [...new Set([...p.paths, ...resolved])] };
+    });
+  }
+
   private refuse(rule: string, workspace: string, why: string): WorkspaceRefusedError {
     return new WorkspaceRefusedError(
       rule,
@@ -216,16 +230,20 @@ export class WorkspacePolicy {
     return this.check(workspace, lexical, real);
   }
 
-  /** The rules, for a workspace whose real path is known. */
-  private async check(workspace: string, lexical: string, real: string): Promise<string> {
-    if (!(await fs.stat(real)).isDirectory()) throw this.refuse('not a directory', workspace, 'it is not a directory');
+  /**
+   * The rules, for a workspace whose real path is known. Synchronous file system calls (a stat and
+   * the protected paths' real paths, microseconds): they run before every tool call and hook, where
+   * a dozen thread pool round trips cost a busy worker more than the MCP call they guard.
+   */
+  private check(workspace: string, lexical: string, real: string): string {
+    if (!statSync(real).isDirectory()) throw this.refuse('not a directory', workspace, 'it is not a directory');
     if (!this.roots.some((root) => isInside(root, real))) {
       const via = real !== lexical ? ` (it resolves to ${real})` : '';
       throw this.refuse('outside the workspace roots', workspace, `it is not inside a workspace root${via}`);
     }
     const system = systemReason(real, this.tmp);
     if (system) throw this.refuse('system directory', workspace, system);
-    for (const p of await this.resolvedProtected()) {
+    for (const p of this.resolvedProtectedNow()) {
       const held = p.paths.find((one) => isInside(real, one) || isInside(lexical, one));
       if (held) throw this.refuse("worker's own files", workspace, `it holds ${p.what} (${held})`);
     }
@@ -242,8 +260,12 @@ export class WorkspacePolicy {
     const lexical = path.resolve(recorded);
     if (lexical.includes('\0'))
       throw this.refuse('not a path', JSON.stringify(lexical), 'a workspace is a directory path');
-    const real = await fs.realpath(lexical).catch(() => undefined);
-    if (real === undefined) throw this.refuse('missing', lexical, 'it does not exist');
+    let real: string;
+    try {
+      real = realpathSync.native(lexical);
+    } catch {
+      throw this.refuse('missing', lexical, 'it does not exist');
+    }
     if (real !== lexical) {
       throw this.refuse(
         'moved',
@@ -252,7 +274,7 @@ export class WorkspacePolicy {
       );
     }
     // Resolved once: the rules run on this real path (the same checks as at run start).
-    const admitted = await this.check(lexical, lexical, real);
+    const admitted = this.check(lexical, lexical, real);
     pinWorkspace(admitted);
     return admitted;
   }

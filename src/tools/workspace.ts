@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { lstatSync, promises as fs, readlinkSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 
 /**
@@ -67,6 +67,33 @@ export async function realpathAllowMissing(p: string, hops = 0): Promise<string>
   const parent = path.dirname(p);
   if (parent === p) return p;
   return path.join(await realpathAllowMissing(parent, hops), path.basename(p));
+}
+
+/**
+ * {@link realpathAllowMissing} without the thread pool: for the checks before every tool call,
+ * where each of the asynchronous version's steps (one per missing component) waited its turn for a
+ * pool thread and for the event loop, milliseconds on a busy worker for work of microseconds.
+ */
+export function realpathAllowMissingSync(p: string, hops = 0): string {
+  if (hops > MAX_SYMLINK_HOPS) throw new WorkspaceError(`Too many levels of symbolic links while resolving '${p}'.`);
+  try {
+    return realpathSync.native(p);
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+  }
+  let stat: ReturnType<typeof lstatSync> | undefined;
+  try {
+    stat = lstatSync(p);
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+  }
+  if (stat?.isSymbolicLink()) {
+    const base = realpathSync.native(path.dirname(p));
+    return realpathAllowMissingSync(path.resolve(base, readlinkSync(p)), hops + 1);
+  }
+  const parent = path.dirname(p);
+  if (parent === p) return p;
+  return path.join(realpathAllowMissingSync(parent, hops), path.basename(p));
 }
 
 /** How many recorded workspaces this process remembers as pinned (the oldest are forgotten first). */

@@ -89,12 +89,10 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   );
   /** What run start assembled. */
   let prepared: Prepared | undefined;
-  /** The run's MCP tools (runs with native tool calls; docs/mcp.md). */
-  const mcp = !textTools
-    ? new McpTools({ workspace: input.workspace, network: input.network ?? false }, emit, (specs, hash) =>
-        modelCalls.useMcpTools(specs, hash),
-      )
-    : undefined;
+  /** The run's MCP tools, under either tool protocol (docs/mcp.md). */
+  const mcp = new McpTools({ workspace: input.workspace, network: input.network ?? false }, emit, (specs, hash) =>
+    modelCalls.useMcpTools(specs, hash),
+  );
   const modelOptions = modelActivityOptions(input.timeouts);
   const modelCalls = new ModelCalls(
     agentActivities(
@@ -166,7 +164,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     maxTokens,
     model,
     hooks,
-    ...(textTools ? { textTools } : {}),
+    ...(textTools ? { textTools, mcpToolNames: () => mcp.names() } : {}),
     ...(answers ? { answers } : {}),
     // Defined below; called only once the loop runs.
     handOver: (waiting) => handOver(waiting),

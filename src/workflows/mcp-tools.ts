@@ -96,6 +96,11 @@ export class McpTools {
     return this.specsCache;
   }
 
+  /** The names the run offers now (`mcp__<server>__<tool>`): what a text protocol call may name. */
+  names(): string[] {
+    return [...this.byName.keys()];
+  }
+
   /** Run start: the listing `prepareRun` recorded, reported server by server. */
   start(listing: { servers: McpServerListing[]; notes: string[] } | undefined): void {
     if (!listing) return;

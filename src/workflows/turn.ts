@@ -53,6 +53,8 @@ export interface TurnContext {
   hooks: Hooks;
   /** Tools the model may call under the text protocol (`toolProtocol: 'xml'`); undefined: native tool calls. */
   textTools?: string[];
+  /** Under the text protocol, the run's MCP tools the model may call too (they change between turns). */
+  mcpToolNames?: () => string[];
   /** Runs with `outputSchema`: checks each final answer (docs/output.md). */
   answers?: AnswerCheck;
   /** Continues as new; `waiting` when a session hands over while it waits for input. */
@@ -170,7 +172,7 @@ export class TurnHandler {
    */
   private async textToolTurn(text: string): Promise<{ exit: LoopExit | undefined } | { answer: string }> {
     const { state, conversation, emit } = this.c;
-    const parsed = parseBoundedReply(text, this.c.textTools ?? []);
+    const parsed = parseBoundedReply(text, [...(this.c.textTools ?? []), ...(this.c.mcpToolNames?.() ?? [])]);
     if (parsed.kind === 'final') return { answer: parsed.text };
     // Not the answer after all: the turn's text is narrated like any other turn's.
     if (!this.c.requireDone) emit({ kind: 'text', iteration: state.iteration, text: text.trim() });

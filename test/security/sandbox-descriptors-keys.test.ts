@@ -5,22 +5,28 @@
  * the real bubblewrap, with the exact arguments a bash call uses.
  */
 import { spawn } from 'node:child_process';
-import { openSync, closeSync, writeFileSync } from 'node:fs';
+import { openSync, closeSync, existsSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { createBashTool, ToolRegistry } from '../../src/tools';
 import { bwrapProcessEnv, findBwrap } from '../../src/sandbox';
 import { sandboxedShellArgs } from '../../src/sandbox/spawn';
+import { holdWorkspace } from '../../src/tools/held-workspace';
 import { makeContext, makeWorkspace } from '../tools/helpers';
 
 const SECRET = `inherited-secret-${process.pid}-${Date.now()}`;
 const { ws, outside, cleanup } = makeWorkspace();
 afterAll(cleanup);
 
-/** Runs `command` the way a bash call does, with `extra` passed down as descriptors 3 and up. */
-function runWithInherited(command: string, extra: number[]): Promise<string> {
+/**
+ * Runs `command` the way a workspace MCP server is started (the workspace held open and reopened
+ * through this process's /proc), with `extra` passed down as descriptors 3 and up.
+ */
+async function runWithInherited(command: string, extra: number[]): Promise<string> {
   const bwrap = findBwrap() as string;
+  const held = await holdWorkspace(ws);
   const args = sandboxedShellArgs(command, bwrap, {
-    workspace: ws,
+    workspace: held.path,
+    workspaceSource: held.source,
     network: false,
     limits: { maxProcesses: 64, tmpBytes: 16 * 1024 * 1024, shmBytes: 4 * 1024 * 1024 },
   });
@@ -32,7 +38,9 @@ function runWithInherited(command: string, extra: number[]): Promise<string> {
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve) => child.on('close', () => resolve(out)));
+  await new Promise((resolve) => child.on('close', resolve));
+  await held.close();
+  return out;
 }
 
 test('a descriptor the worker inherited reaches neither the command nor bubblewrap’s init', async () => {
@@ -54,6 +62,24 @@ test('a descriptor the worker inherited reaches neither the command nor bubblewr
   } finally {
     closeSync(fd);
   }
+});
+
+test('the workspace descriptor a bash call mounts is closed before its command runs', async () => {
+  const registry = new ToolRegistry([createBashTool({ sandbox: 'bwrap' })]);
+  const result = await registry.run(
+    'bash',
+    {
+      command:
+        'ls /proc/$$/fd > /tmp/shell; ls -l /proc/1/fd > /tmp/init; echo "shell: $(tr "\\n" " " < /tmp/shell)"; ' +
+        'grep -c -- "->" /tmp/init; ' +
+        'grep -v -- "-> /dev/null\\|pipe:\\|anon_inode:" /tmp/init; touch mounted-here',
+    },
+    makeContext(ws),
+  );
+  expect(result.content).toMatch(/^shell: 0 1 2 $/m);
+  // bubblewrap's init: stdin, stdout, stderr and its own eventfd; no directory.
+  expect(result.content).toMatch(/^4\ntotal 0\n/m);
+  expect(existsSync(path.join(ws, 'mounted-here'))).toBe(true);
 });
 
 test('the host user’s key names are not readable in the sandbox', async () => {

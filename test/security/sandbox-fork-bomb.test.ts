@@ -9,7 +9,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, readdirSync } from 'node:fs';
 import { createBashTool, ToolRegistry } from '../../src/tools';
 import { bwrapProcessEnv, findBwrap, processLimitMechanism } from '../../src/sandbox';
-import { sandboxedShellArgs } from '../../src/sandbox/spawn';
+import { INHERITED_WORKSPACE, sandboxedShellArgs } from '../../src/sandbox/spawn';
+import { holdWorkspace } from '../../src/tools/held-workspace';
 import { makeContext, makeTempDir } from '../tools/helpers';
 import { marked, samplePeak, waitUntil } from './process-count';
 
@@ -77,8 +78,11 @@ describe('a fork bomb under a user other than root (RLIMIT_NPROC)', () => {
   (bwrap && canSwitch ? test : test.skip)('is held to the limit by the kernel and dies with its call', async () => {
     chmodSync(ws, 0o777);
     const marker = `da-bomb-nproc-${process.pid}-${Date.now()}`;
+    // As a bash call: the held workspace passed down as descriptor 3 (the other user cannot open ours).
+    const held = await holdWorkspace(ws);
     const args = sandboxedShellArgs(bomb(marker), bwrap as string, {
-      workspace: ws,
+      workspace: held.path,
+      workspaceSource: INHERITED_WORKSPACE,
       network: false,
       limits: { maxProcesses: MAX_PROCESSES, tmpBytes: 16 * 1024 * 1024, shmBytes: 4 * 1024 * 1024, rlimit: true },
     });
@@ -87,10 +91,11 @@ describe('a fork bomb under a user other than root (RLIMIT_NPROC)', () => {
       cwd: ws,
       env: bwrapProcessEnv(),
       detached: true,
-      stdio: 'ignore',
+      stdio: ['ignore', 'ignore', 'ignore', held.fd],
     });
     await new Promise((r) => setTimeout(r, 3_000));
     process.kill(-(child.pid as number), 'SIGKILL');
+    await held.close();
     const peak = sampler.stop();
 
     expect(peak).toBeGreaterThan(MAX_PROCESSES / 2);
