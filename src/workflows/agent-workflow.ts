@@ -239,6 +239,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     account,
     workerLocalTools: flags.workerLocalTools,
     sandbox,
+    textProtocol: textTools !== undefined,
   };
   const summarize = () => closingSummary(step);
 

@@ -113,7 +113,7 @@ export class ToolDispatch {
     const doneSummary = summaryOf(doneCall);
     if (!this.s.flags.hardened) {
       const results = await Promise.all(
-        toolUses.map((t) => (t === doneCall ? doneResult(t, doneSummary) : this.runOne(t))),
+        toolUses.map((t) => (t === doneCall ? this.done(t, doneSummary) : this.runOne(t))),
       );
       return { results, ...(doneSummary !== undefined ? { doneSummary } : {}) };
     }
@@ -128,7 +128,7 @@ export class ToolDispatch {
       }
       if (t === doneCall) {
         finished = doneSummary !== undefined;
-        return Promise.resolve(doneResult(t, doneSummary));
+        return Promise.resolve(this.done(t, doneSummary));
       }
       if (seen.has(t.id)) {
         return Promise.resolve(
@@ -157,6 +157,20 @@ export class ToolDispatch {
     // The one point where a run's MCP tools change: after the turn's calls, before the next model call.
     if (this.s.mcp) await this.s.mcp.refreshIfChanged();
     return { results, ...(finished ? { doneSummary } : {}) };
+  }
+
+  /** The `done` call: narrated like any tool call (its summary is the answer), never run as an activity. */
+  private done(toolUse: ToolUseBlock, summary: string | undefined): ToolResultBlock {
+    const result = doneResult(toolUse, summary);
+    this.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: toolUse.input });
+    this.emit({
+      kind: 'tool_call_finished',
+      toolUseId: toolUse.id,
+      name: toolUse.name,
+      isError: result.is_error === true,
+      preview: result.content,
+    });
+    return result;
   }
 
   private refuse(toolUse: ToolUseBlock, content: string): ToolResultBlock {
@@ -239,7 +253,7 @@ export class ToolDispatch {
       toolUseId: toolUse.id,
       name: toolUse.name,
       isError,
-      preview: content.slice(0, 200),
+      preview: content,
     });
     return toolResultBlock(toolUse.id, content, isError);
   }
