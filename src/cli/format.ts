@@ -116,7 +116,9 @@ function formatToolOutput(event: Extract<RunEvent, { kind: 'tool_call_finished' 
   ].join('\n');
 }
 
-function cutLine(line: string): string {
+function cutLine(raw: string): string {
+  // Tabs (read_file's line numbers, tables) as spaces: a visible tab sign would clutter every line.
+  const line = raw.replace(/\t/g, '  ');
   return one(line.length > TOOL_OUTPUT_LINE_CHARS ? `${line.slice(0, TOOL_OUTPUT_LINE_CHARS - 1)}…` : line);
 }
 
