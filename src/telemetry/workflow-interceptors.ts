@@ -34,6 +34,7 @@ import {
   type WorkflowInterceptors,
   type WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
+import { TASK_TOOL_NAME } from '../shared/subagents';
 
 /** `gen_ai.agent.name` of a run. */
 export const AGENT_NAME = 'durable-agent';
@@ -78,12 +79,12 @@ class AgentOutboundInterceptor extends OpenTelemetryOutboundInterceptor {
     }
     const attributes: otel.Attributes = {
       'gen_ai.operation.name': 'execute_tool',
-      'gen_ai.tool.name': TASK_TOOL,
+      'gen_ai.tool.name': TASK_TOOL_NAME,
       'gen_ai.tool.type': 'function',
       'gen_ai.conversation.id': parent,
       'durable_agent.subagent.workflow_id': childId,
     };
-    return this.tracer.startActiveSpan(`execute_tool ${TASK_TOOL}`, { attributes }, async (span) => {
+    return this.tracer.startActiveSpan(`execute_tool ${TASK_TOOL_NAME}`, { attributes }, async (span) => {
       const failed = (err: unknown) => {
         span.setAttribute('error.type', isObject(err) && typeof err.type === 'string' ? err.type : 'Error');
         span.setStatus({ code: otel.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
@@ -100,9 +101,6 @@ class AgentOutboundInterceptor extends OpenTelemetryOutboundInterceptor {
     });
   }
 }
-
-/** The subagent tool's name (`task`). */
-const TASK_TOOL = 'task';
 
 async function invokeAgent(
   tracer: otel.Tracer,
