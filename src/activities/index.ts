@@ -21,6 +21,7 @@ import { ConversationCache } from './conversation-cache';
 import { outcomeUnknownMessage } from './outcome-unknown';
 import { modelRequest } from './model-request';
 import { modelProgress } from './model-progress';
+import { proseProgress } from './prose-progress';
 import { createHookActivities } from './hooks';
 import { createContextActivities } from './context';
 import { workerSettingsPath, type FunctionHooks } from '../hooks';
@@ -100,7 +101,7 @@ export function createActivities(deps: ActivityDeps) {
       await onShutdown(ctx, 'model call', () =>
         deps.models(input.model).call(request, {
           signal: ctx.cancellationSignal,
-          ...modelProgress(ctx, input.model, { label: 'model call' }),
+          ...proseProgress(input.toolProtocol, modelProgress(ctx, input.model, { label: 'model call' })),
         }),
       ),
     );

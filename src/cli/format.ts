@@ -1,5 +1,5 @@
 import type { AgentRunResult, AgentRunState, RunEvent, Usage } from '../shared';
-import { EVENT_ANSWER_CHARS, describeToolCall } from '../shared';
+import { DONE_TOOL_NAME, EVENT_ANSWER_CHARS, EVENT_TOOL_OUTPUT_CHARS, describeToolCall } from '../shared';
 import { CUT_INPUT_NOTE, formatApproval, inputLines, previewWasCut } from './approval-view';
 import { isLive, type RunStatusReport } from './run-status';
 import { visibleLine as one, visibleText as body } from './terminal-text';
@@ -53,9 +53,11 @@ export function formatEvent(event: RunEvent, runId = '<run-id>'): string | undef
       // Printed by run/follow's live printer (live-events.ts), which knows what the stream showed already.
       return undefined;
     case 'tool_call_started':
-      return `  → ${one(describeToolCall(event.name, event.input))}`;
+      return event.name === DONE_TOOL_NAME
+        ? `  → ${DONE_TOOL_NAME}: ${doneSummary(event.input)}`
+        : `  → ${one(describeToolCall(event.name, event.input))}`;
     case 'tool_call_finished':
-      return `  ${event.isError ? '✗' : '✓'} ${one(event.name)}: ${firstLine(event.preview, 120) || '(no output)'}`;
+      return formatToolOutput(event, runId);
     case 'notice':
       return `  ! ${one(event.message)}`;
     case 'user_message':
@@ -81,6 +83,49 @@ export function formatEvent(event: RunEvent, runId = '<run-id>'): string | undef
       return one(JSON.stringify(unknown));
     }
   }
+}
+
+/** Lines of a tool's output shown under its result line; the rest is counted. */
+export const TOOL_OUTPUT_LINES = 8;
+/** Characters shown of one output line. */
+const TOOL_OUTPUT_LINE_CHARS = 160;
+
+/**
+ * A tool call's result: its first non-blank output line beside the name, the next lines indented
+ * below it up to TOOL_OUTPUT_LINES in all, then how much more there is and where to read it whole.
+ */
+function formatToolOutput(event: Extract<RunEvent, { kind: 'tool_call_finished' }>, runId: string): string {
+  const head = `  ${event.isError ? '✗' : '✓'} ${one(event.name)}: `;
+  const lines = event.preview.replace(/\s+$/, '').split('\n');
+  while (lines.length > 0 && !lines[0]!.trim()) lines.shift();
+  if (lines.length === 0) return `${head}(no output)`;
+  const shown = lines.slice(0, TOOL_OUTPUT_LINES).map((l) => cutLine(l));
+  const hidden = lines.length - shown.length;
+  const more = [
+    ...(hidden > 0 ? [`${nf.format(hidden)} more line${hidden === 1 ? '' : 's'}`] : []),
+    ...(event.truncated
+      ? [
+          `output cut at ${nf.format(EVENT_TOOL_OUTPUT_CHARS)} characters: durable-agent transcript ${one(runId)} has all of it`,
+        ]
+      : []),
+  ];
+  return [
+    `${head}${shown[0]}`,
+    ...shown.slice(1).map((l) => `      ${l}`),
+    ...(more.length ? [`      … ${more.join('; ')}`] : []),
+  ].join('\n');
+}
+
+function cutLine(raw: string): string {
+  // Tabs (read_file's line numbers, tables) as spaces: a visible tab sign would clutter every line.
+  const line = raw.replace(/\t/g, '  ');
+  return one(line.length > TOOL_OUTPUT_LINE_CHARS ? `${line.slice(0, TOOL_OUTPUT_LINE_CHARS - 1)}…` : line);
+}
+
+/** A `done` call's summary (its answer), as one line. */
+function doneSummary(input: unknown): string {
+  const summary = (input as { summary?: unknown } | null)?.summary;
+  return typeof summary === 'string' && summary.trim() ? firstLine(summary, 200) : '(no summary)';
 }
 
 export function formatState(id: string, state: AgentRunState): string {

@@ -24,6 +24,7 @@ import {
   MAX_WARNING_CHARS,
   MAX_WARNINGS,
 } from './limits';
+import { readLayerFile, type LayerFile } from './layer-files';
 import { findSkills } from './skills';
 import { bytesText, fitBytes, markCut, utf8Length } from './text';
 import { readCapped } from './workspace-files';
@@ -32,11 +33,11 @@ import { cutChars } from '../shared/bounds';
 /**
  * The system prompt of a run, assembled once at its start in this order (docs/context.md):
  *   1. Identity (the built-in default: what the agent is, what counts as an instruction)
- *   2. Project instructions (AGENTS.md / CLAUDE.md, nearest first)
+ *   2. The workspace's SOUL.md, then its project instructions (AGENTS.md / CLAUDE.md, nearest first)
  *   3. Environment (workspace, platform, model, start date)
  *   4. Long-term memory (MEMORY.md)
  *   5. Skills (name, description, SKILL.md path)
- *   6. Tools (one line per tool offered, and the rules for them)
+ *   6. Tools (one line per tool offered, and the rules for them), then the workspace's TOOLS.md
  *   7. User instructions (`--system`), unless `systemReplace` makes that text the whole prompt.
  * Each part has a cap (limits.ts) and the whole stays within MAX_CONTEXT_BYTES.
  */
@@ -55,12 +56,14 @@ interface Section {
   path?: string;
   text: string;
   truncated?: boolean;
+  /** 2: a sub-part of the part before it (`## …`), as TOOLS.md is of the tools part. */
+  level?: 2;
 }
 
 const SEPARATOR = '\n\n';
 
 function render(section: Section): string {
-  return `# ${section.title}\n\n${section.text}`;
+  return `${section.level === 2 ? '##' : '#'} ${section.title}\n\n${section.text}`;
 }
 
 function totalBytes(sections: readonly Section[]): number {
@@ -99,6 +102,17 @@ function fitTotal(sections: Section[], warn: (text: string) => void): Section[] 
     warn(`${label} cut to fit the system prompt's ${bytesText(MAX_CONTEXT_BYTES)}`);
   }
   return kept;
+}
+
+/** A layer file as a part of the prompt: cut like an instruction file when the whole is over its cap. */
+function layerSection(file: LayerFile): Section {
+  return {
+    kind: 'instructions',
+    title: file.title,
+    path: file.path,
+    text: file.text,
+    ...(file.truncated ? { truncated: true } : {}),
+  };
 }
 
 /** The tool specs a run is offered; names the worker does not know are left out with a warning. */
@@ -185,6 +199,9 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
   let skills: ContextSkill[] = [];
   const owners = workspace ? await contextOwners(workspace) : {};
   if (workspace) {
+    // The system layer: SOUL.md, then the instruction files.
+    const soul = await readLayerFile(workspace, 'soul', owners.inside, warn);
+    if (soul) sections.push(layerSection(soul));
     for (const file of await readInstructions(workspace, warn)) {
       sections.push({
         kind: 'instructions',
@@ -230,6 +247,9 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
     'more tools not described',
   );
   sections.push({ kind: 'default', title: 'Tools', text: tools.text, ...(tools.truncated ? { truncated: true } : {}) });
+  const notes = workspace ? await readLayerFile(workspace, 'tools', owners.inside, warn) : undefined;
+  if (notes && specs.length === 0) warn('TOOLS.md not shown: the run offers no tools');
+  else if (notes) sections.push({ ...layerSection(notes), level: 2 });
   if (input.systemPrompt) sections.push({ kind: 'user', title: 'User instructions', text: input.systemPrompt });
 
   const kept = fitTotal(sections, warn);

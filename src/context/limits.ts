@@ -14,6 +14,9 @@ export const MAX_INSTRUCTION_FILE_BYTES = 32 * 1024;
 export const MAX_INSTRUCTIONS_TOTAL_BYTES = 32 * 1024;
 /** Directories searched for instruction files above the workspace (up to the `.git` boundary). */
 export const MAX_INSTRUCTION_DEPTH = 32;
+/** SOUL.md (read before the instruction files) and TOOLS.md (in the tools part), each. */
+export const MAX_SOUL_BYTES = 8 * 1024;
+export const MAX_TOOL_NOTES_BYTES = 8 * 1024;
 /** MEMORY.md as shown at start. */
 export const MAX_MEMORY_BYTES = 8 * 1024;
 /** Skills listed in the prompt. */

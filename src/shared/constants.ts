@@ -126,6 +126,13 @@ export const EVENT_TEXT_CHARS = 1_000;
 export const EVENT_ANSWER_CHARS = 16_000;
 /** `reasoning` and `text` events keep this much of a turn's thinking and text (the transcript has all of it). */
 export const EVENT_TURN_TEXT_CHARS = 4_000;
+/**
+ * A tool's output as `tool_call_finished` keeps it (`preview`, `truncated` when cut); the transcript
+ * has all of it. Events carried into the next execution keep the first EVENT_CARRIED_OUTPUT_CHARS,
+ * so a continue-as-new input is no larger than it was with 200-character previews.
+ */
+export const EVENT_TOOL_OUTPUT_CHARS = 2_000;
+export const EVENT_CARRIED_OUTPUT_CHARS = 200;
 /** Progress events carried into the next execution, by count and by bytes. */
 export const EVENTS_CARRIED_OVER = 200;
 export const MAX_CARRIED_EVENTS_BYTES = 128 * 1024;

@@ -379,7 +379,16 @@ export type RunEvent =
   | { seq: number; kind: 'reasoning'; iteration: number; text: string; truncated?: boolean }
   | { seq: number; kind: 'text'; iteration: number; text: string; truncated?: boolean }
   | { seq: number; kind: 'tool_call_started'; toolUseId: string; name: string; input: unknown }
-  | { seq: number; kind: 'tool_call_finished'; toolUseId: string; name: string; isError: boolean; preview: string }
+  /** `preview`: the tool's output, cut to EVENT_TOOL_OUTPUT_CHARS (`truncated` then); the transcript has it whole. */
+  | {
+      seq: number;
+      kind: 'tool_call_finished';
+      toolUseId: string;
+      name: string;
+      isError: boolean;
+      preview: string;
+      truncated?: boolean;
+    }
   | { seq: number; kind: 'notice'; message: string }
   | { seq: number; kind: 'user_message'; message: string }
   | { seq: number; kind: 'approval_requested'; toolUseId: string; name: string; input: unknown; deadline: number }

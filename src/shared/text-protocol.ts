@@ -108,6 +108,30 @@ export function parseToolReply(
   return { kind: 'call', name: block.name, input: block.input, raw: text.slice(open.start, block.end) };
 }
 
+/**
+ * What a reply shows as the model's own words, for progress events and live output (never for
+ * what runs): the thought before a `<tool_code>` block (a code fence opened just before the block
+ * left out), the content of a `<final_answer>`, or the whole text; trimmed. The call itself is
+ * shown as a tool call, not as prose.
+ */
+export function replyProse(text: string): string {
+  const open = findTag(text, 'tool_code', 0, false);
+  const finalOpen = findTag(text, 'final_answer', 0, false);
+  if (finalOpen && (!open || finalOpen.start < open.start)) {
+    const close = findTag(text, 'final_answer', finalOpen.end, true);
+    return text.slice(finalOpen.end, close ? close.start : text.length).trim();
+  }
+  if (!open) return text.trim();
+  return withoutOpeningFence(text.slice(0, open.start)).trim();
+}
+
+/** `text` without a last line that opens a code fence (```` ```xml ````), when nothing but space follows it. */
+export function withoutOpeningFence(text: string): string {
+  const end = text.trimEnd();
+  const lineStart = end.lastIndexOf('\n') + 1;
+  return end.startsWith('```', lineStart) ? end.slice(0, lineStart) : text;
+}
+
 /** The user message that carries a tool's result back to the model. */
 export function formatObservation(name: string, content: string, isError: boolean, strictEscape = true): string {
   const status = isError ? ' status="error"' : '';

@@ -16,8 +16,10 @@ export interface TelemetryOptions {
   tracesUrl: string;
   /** Where metrics go (`…/v1/metrics`); without it no metrics are recorded. */
   metricsUrl?: string;
-  /** Trace encoding; default `http/protobuf`. Metrics are always sent as `http/json` (see docs/observability.md). */
+  /** Trace encoding; default `http/protobuf`. */
   protocol?: OtlpProtocol;
+  /** Metric encoding; default `protocol`, else `http/protobuf`. */
+  metricsProtocol?: OtlpProtocol;
   /** The `service.name` resource attribute; default `durable-agent`. */
   serviceName?: string;
   /** Record prompts, completions, tool arguments and results on spans. Off by default: they may hold secrets. */
@@ -41,9 +43,11 @@ export function telemetryOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): T
   const traces = setting(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
   if (base === undefined && traces === undefined) return undefined;
   const metrics = setting(env, 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT');
-  const protocolVar = setting(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL')
-    ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
-    : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  // A signal's own variable wins over the general one, as the OTel SDKs read them.
+  const protocolVar = (signal: 'TRACES' | 'METRICS') =>
+    setting(env, `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`)
+      ? `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`
+      : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const interval = setting(env, 'OTEL_METRIC_EXPORT_INTERVAL');
   const metricsUrl = metrics !== undefined ? checkedUrl('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', metrics) : undefined;
   return {
@@ -56,7 +60,8 @@ export function telemetryOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): T
       : base !== undefined
         ? { metricsUrl: signalUrl(checkedUrl('OTEL_EXPORTER_OTLP_ENDPOINT', base), 'metrics') }
         : {}),
-    protocol: parseProtocol(protocolVar, setting(env, protocolVar)),
+    protocol: parseProtocol(protocolVar('TRACES'), setting(env, protocolVar('TRACES'))),
+    metricsProtocol: parseProtocol(protocolVar('METRICS'), setting(env, protocolVar('METRICS'))),
     serviceName: setting(env, 'OTEL_SERVICE_NAME') ?? DEFAULT_SERVICE_NAME,
     content: /^(1|true|yes|on)$/i.test(env.DURABLE_AGENT_OTEL_CONTENT?.trim() ?? ''),
     ...(interval !== undefined ? { metricExportIntervalMs: parseInterval(interval) } : {}),

@@ -3,7 +3,8 @@
  * exporters, and what a Temporal worker needs to feed them. Loaded only when telemetry is on.
  */
 import * as otel from '@opentelemetry/api';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPMetricExporter as OTLPJsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPMetricExporter as OTLPProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OTLPProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { Resource } from '@opentelemetry/resources';
@@ -57,15 +58,16 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   });
   const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
   const tracer = tracerProvider.getTracer(TRACER_NAME);
+  const metricsConfig = { url: options.metricsUrl, ...(options.headers ? { headers: options.headers } : {}) };
   const meterProvider = options.metricsUrl
     ? new MeterProvider({
         resource,
         readers: [
           new PeriodicExportingMetricReader({
-            exporter: new OTLPMetricExporter({
-              url: options.metricsUrl,
-              ...(options.headers ? { headers: options.headers } : {}),
-            }),
+            exporter:
+              (options.metricsProtocol ?? options.protocol) === 'http/json'
+                ? new OTLPJsonMetricExporter(metricsConfig)
+                : new OTLPProtoMetricExporter(metricsConfig),
             exportIntervalMillis: options.metricExportIntervalMs ?? DEFAULT_METRIC_EXPORT_INTERVAL_MS,
           }),
         ],

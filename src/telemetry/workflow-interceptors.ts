@@ -27,11 +27,14 @@ import {
   workflowInfo,
   type Next,
   type QueryInput,
+  type StartChildWorkflowExecutionInput,
   type UpdateInput,
   type WorkflowExecuteInput,
   type WorkflowInboundCallsInterceptor,
   type WorkflowInterceptors,
+  type WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
+import { TASK_TOOL_NAME } from '../shared/subagents';
 
 /** `gen_ai.agent.name` of a run. */
 export const AGENT_NAME = 'durable-agent';
@@ -50,6 +53,52 @@ class AgentInboundInterceptor extends OpenTelemetryInboundInterceptor {
 
   override validateUpdate(input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'validateUpdate'>): void {
     next(input);
+  }
+}
+
+/**
+ * A subagent (the `task` tool) runs as a child `agentWorkflow` with the id `<parent id>.task-<n>`,
+ * not as a tool activity: its call gets its `execute_tool task` span here, open from the child's
+ * start to its end, so the child's trace (`StartChildWorkflow` → its `RunWorkflow` →
+ * its `invoke_agent`) hangs under it. Any other child workflow is traced as Temporal's interceptor does.
+ */
+class AgentOutboundInterceptor extends OpenTelemetryOutboundInterceptor {
+  override async startChildWorkflowExecution(
+    input: StartChildWorkflowExecutionInput,
+    next: Next<WorkflowOutboundCallsInterceptor, 'startChildWorkflowExecution'>,
+  ): Promise<[Promise<string>, Promise<unknown>]> {
+    const parent = workflowInfo().workflowId;
+    const childId = input.options.workflowId ?? '';
+    const prefix = `${parent}.task-`;
+    if (
+      input.workflowType !== 'agentWorkflow' ||
+      !childId.startsWith(prefix) ||
+      !/^\d{1,9}$/.test(childId.slice(prefix.length))
+    ) {
+      return super.startChildWorkflowExecution(input, next);
+    }
+    const attributes: otel.Attributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': TASK_TOOL_NAME,
+      'gen_ai.tool.type': 'function',
+      'gen_ai.conversation.id': parent,
+      'durable_agent.subagent.workflow_id': childId,
+    };
+    return this.tracer.startActiveSpan(`execute_tool ${TASK_TOOL_NAME}`, { attributes }, async (span) => {
+      const failed = (err: unknown) => {
+        span.setAttribute('error.type', isObject(err) && typeof err.type === 'string' ? err.type : 'Error');
+        span.setStatus({ code: otel.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+        span.end();
+      };
+      try {
+        const [started, completed] = await super.startChildWorkflowExecution(input, next);
+        completed.then(() => span.end(), failed);
+        return [started, completed] as [Promise<string>, Promise<unknown>];
+      } catch (err) {
+        failed(err);
+        throw err;
+      }
+    });
   }
 }
 
@@ -110,6 +159,6 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 export const interceptors = (): WorkflowInterceptors => ({
   inbound: [new AgentInboundInterceptor()],
-  outbound: [new OpenTelemetryOutboundInterceptor()],
+  outbound: [new AgentOutboundInterceptor()],
   internals: [new OpenTelemetryInternalsInterceptor()],
 });

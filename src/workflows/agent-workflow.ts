@@ -212,6 +212,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     emit,
     account,
     sandbox,
+    textProtocol: textTools !== undefined,
   };
   const summarize = () => closingSummary(step);
 

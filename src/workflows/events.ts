@@ -1,6 +1,8 @@
 import {
   EVENT_ANSWER_CHARS,
+  EVENT_CARRIED_OUTPUT_CHARS,
   EVENT_TEXT_CHARS,
+  EVENT_TOOL_OUTPUT_CHARS,
   EVENT_TURN_TEXT_CHARS,
   EVENTS_CARRIED_OVER,
   INPUT_PREVIEW_CHARS,
@@ -82,9 +84,11 @@ export class EventLog {
     const kept: RunEvent[] = [];
     let bytes = 0;
     for (let i = this.events.length - 1; i >= 0 && kept.length < EVENTS_CARRIED_OVER; i--) {
-      bytes += this.sizes[i] ?? 0;
+      const event = this.events[i]!;
+      const carried = event.kind === 'tool_call_finished' ? outputCut(event, EVENT_CARRIED_OUTPUT_CHARS) : event;
+      bytes += carried === event ? (this.sizes[i] ?? 0) : jsonBytes(carried);
       if (bytes > MAX_CARRIED_EVENTS_BYTES) break;
-      kept.unshift(this.events[i]!);
+      kept.unshift(carried);
     }
     return { events: kept, eventSeq: this.seq };
   }
@@ -119,7 +123,7 @@ function bounded(raw: RunEvent): RunEvent {
     case 'approval_requested':
       return { ...event, input: previewInput(event.input, INPUT_PREVIEW_CHARS) };
     case 'tool_call_finished':
-      return { ...event, preview: text(event.preview) };
+      return outputCut(event, EVENT_TOOL_OUTPUT_CHARS);
     case 'notice':
       return { ...event, message: text(event.message) };
     case 'user_message':
@@ -142,4 +146,13 @@ function bounded(raw: RunEvent): RunEvent {
     default:
       return event;
   }
+}
+
+type ToolFinished = Extract<RunEvent, { kind: 'tool_call_finished' }>;
+
+/** A tool's output cut to `max` characters, marked `truncated` when anything was left out. */
+function outputCut(event: ToolFinished, max: number): ToolFinished {
+  const preview = typeof event.preview === 'string' ? event.preview : '';
+  if (preview.length <= max) return preview === event.preview ? event : { ...event, preview };
+  return { ...event, preview: cutChars(preview, max), truncated: true };
 }

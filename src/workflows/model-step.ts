@@ -6,6 +6,7 @@ import {
   type ModelResponse,
   type RunEventInput,
 } from '../shared';
+import { replyProse } from '../shared/text-protocol';
 import type { Conversation } from './conversation';
 import { failureMessage, failureType, stopping, type ModelCalls } from './model-calls';
 import type { RunState } from './run-state';
@@ -24,6 +25,8 @@ export interface StepContext {
   account(response: ModelResponse, judge?: boolean): number | null;
   /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
   sandbox: { warning?: string };
+  /** Under the text protocol a reply's event text is its prose: its `<tool_code>` block is a tool call. */
+  textProtocol?: boolean;
 }
 
 /**
@@ -61,7 +64,7 @@ export async function modelStep(c: StepContext): Promise<CallModelOutput | LoopE
     stopReason: response.stopReason,
     usage: response.usage,
     costUsd: callCost,
-    text,
+    text: c.textProtocol ? replyProse(text) : text,
   });
   c.board.index();
   return response;

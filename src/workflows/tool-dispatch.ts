@@ -110,7 +110,7 @@ export class ToolDispatch {
       }
       if (t === doneCall) {
         finished = doneSummary !== undefined;
-        return Promise.resolve(doneResult(t, doneSummary));
+        return Promise.resolve(this.done(t, doneSummary));
       }
       if (seen.has(t.id)) {
         return Promise.resolve(
@@ -139,6 +139,20 @@ export class ToolDispatch {
     // The one point where a run's MCP tools change: after the turn's calls, before the next model call.
     if (this.s.mcp) await this.s.mcp.refreshIfChanged();
     return { results, ...(finished ? { doneSummary } : {}) };
+  }
+
+  /** The `done` call: narrated like any tool call (its summary is the answer), never run as an activity. */
+  private done(toolUse: ToolUseBlock, summary: string | undefined): ToolResultBlock {
+    const result = doneResult(toolUse, summary);
+    this.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: toolUse.input });
+    this.emit({
+      kind: 'tool_call_finished',
+      toolUseId: toolUse.id,
+      name: toolUse.name,
+      isError: result.is_error === true,
+      preview: result.content,
+    });
+    return result;
   }
 
   private refuse(toolUse: ToolUseBlock, content: string): ToolResultBlock {
@@ -221,7 +235,7 @@ export class ToolDispatch {
       toolUseId: toolUse.id,
       name: toolUse.name,
       isError,
-      preview: content.slice(0, 200),
+      preview: content,
     });
     return toolResultBlock(toolUse.id, content, isError);
   }

@@ -13,6 +13,7 @@ import type { Hooks } from './hooks';
 import type { Inbox } from './inbox';
 import type { RunState } from './run-state';
 import type { ToolDispatch } from './tool-dispatch';
+import { replyProse } from '../shared/text-protocol';
 import { observationOf, parseBoundedReply, runBoundedTurn } from './bounded-turn';
 import {
   CONTINUE_AFTER_MAX_TOKENS,
@@ -162,7 +163,8 @@ export class TurnHandler {
     const thinking = thinkingOf(response.content);
     if (thinking) this.c.emit({ kind: 'reasoning', iteration, text: thinking });
     const text = textOf(response.content);
-    if (text && !isAnswer) this.c.emit({ kind: 'text', iteration, text });
+    // Under the text protocol the reply is read first: its thought is narrated, its call is a tool call.
+    if (text && !isAnswer && !this.c.textTools) this.c.emit({ kind: 'text', iteration, text });
   }
 
   /**
@@ -173,9 +175,11 @@ export class TurnHandler {
   private async textToolTurn(text: string): Promise<{ exit: LoopExit | undefined } | { answer: string }> {
     const { state, conversation, emit } = this.c;
     const parsed = parseBoundedReply(text, [...(this.c.textTools ?? []), ...(this.c.mcpToolNames?.() ?? [])]);
+    // The model's words only (its thought before a block); the call itself is narrated as a tool call.
+    // A final reply is the answer, unless only `done` may end the run: then it is narrated as text.
+    const prose = parsed.kind === 'final' ? (this.c.requireDone ? parsed.text : '') : replyProse(text);
+    if (prose) emit({ kind: 'text', iteration: state.iteration, text: prose });
     if (parsed.kind === 'final') return { answer: parsed.text };
-    // Not the answer after all: the turn's text is narrated like any other turn's.
-    if (!this.c.requireDone) emit({ kind: 'text', iteration: state.iteration, text: text.trim() });
     if (parsed.kind === 'malformed') {
       emit({ kind: 'notice', message: 'the model wrote a tool call the text protocol cannot run; told it why' });
       conversation.append({ role: 'user', content: parsed.observation });

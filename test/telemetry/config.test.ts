@@ -17,6 +17,7 @@ test('the base endpoint gives traces and metrics their /v1 paths, protobuf and t
     tracesUrl: 'http://collector:4318/v1/traces',
     metricsUrl: 'http://collector:4318/v1/metrics',
     protocol: 'http/protobuf',
+    metricsProtocol: 'http/protobuf',
     serviceName: 'durable-agent',
     content: false,
   });
@@ -32,6 +33,7 @@ test('a traces endpoint is used as given; metrics only with a base or metrics en
   expect(options).toEqual({
     tracesUrl: 'https://traces.example/otlp/v1/traces',
     protocol: 'http/json',
+    metricsProtocol: 'http/json',
     serviceName: 'agents-prod',
     content: true,
   });
@@ -43,7 +45,28 @@ test('a traces endpoint is used as given; metrics only with a base or metrics en
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
       OTEL_METRIC_EXPORT_INTERVAL: '5000',
     }),
-  ).toMatchObject({ metricsUrl: 'http://m:4318/v1/metrics', protocol: 'http/json', metricExportIntervalMs: 5000 });
+  ).toMatchObject({
+    metricsUrl: 'http://m:4318/v1/metrics',
+    protocol: 'http/json',
+    metricsProtocol: 'http/protobuf',
+    metricExportIntervalMs: 5000,
+  });
+});
+
+test('OTEL_EXPORTER_OTLP_METRICS_PROTOCOL sets the metrics encoding alone, over the general variable', () => {
+  expect(
+    telemetryOptionsFromEnv({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/protobuf',
+    }),
+  ).toMatchObject({ protocol: 'http/json', metricsProtocol: 'http/protobuf' });
+  expect(() =>
+    telemetryOptionsFromEnv({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318',
+      OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'grpc',
+    }),
+  ).toThrow(/OTEL_EXPORTER_OTLP_METRICS_PROTOCOL must be one of http\/protobuf, http\/json.*'grpc'/);
 });
 
 test('a bad value is refused with a message naming the variable and what it accepts', () => {

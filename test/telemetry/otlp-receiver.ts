@@ -37,6 +37,8 @@ export interface OtlpReceiver {
   metrics: Map<string, unknown[]>;
   /** Content types of the trace requests received. */
   traceEncodings: string[];
+  /** The encoding each metric arrived in (`protobuf`, `json`; both when it came in both). */
+  metricEncodings: Map<string, Set<string>>;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const metrics = new Map<string, unknown[]>();
   const traceEncodings: string[] = [];
+  const metricEncodings = new Map<string, Set<string>>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -56,7 +59,13 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
           traceEncodings.push(json ? 'json' : 'protobuf');
           spans.push(...flattenSpans(json ? JSON.parse(body.toString('utf8')) : protoObject(TraceRequest, body)));
         } else if (req.url === '/v1/metrics') {
-          collectMetrics(json ? JSON.parse(body.toString('utf8')) : protoObject(MetricsRequest, body), metrics);
+          const names = collectMetrics(
+            json ? JSON.parse(body.toString('utf8')) : protoObject(MetricsRequest, body),
+            metrics,
+          );
+          for (const name of names) {
+            metricEncodings.set(name, (metricEncodings.get(name) ?? new Set()).add(json ? 'json' : 'protobuf'));
+          }
         } else {
           res.writeHead(404).end();
           return;
@@ -76,6 +85,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     spans,
     metrics,
     traceEncodings,
+    metricEncodings,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -130,13 +140,17 @@ function flattenSpans(request: Obj): ReceivedSpan[] {
   return out;
 }
 
-function collectMetrics(request: Obj, into: Map<string, unknown[]>): void {
+/** Adds the request's data points to `into`; returns the names of the metrics it held. */
+function collectMetrics(request: Obj, into: Map<string, unknown[]>): string[] {
+  const names: string[] = [];
   for (const rm of (request.resourceMetrics ?? []) as Obj[]) {
     for (const sm of (rm.scopeMetrics ?? []) as Obj[]) {
       for (const m of (sm.metrics ?? []) as Obj[]) {
         const points = (m.histogram ?? m.sum ?? m.gauge)?.dataPoints ?? [];
         into.set(m.name as string, [...(into.get(m.name as string) ?? []), ...points]);
+        names.push(m.name as string);
       }
     }
   }
+  return names;
 }

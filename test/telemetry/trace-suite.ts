@@ -32,6 +32,7 @@ export function useTraceSuite() {
     s.receiver.spans.length = 0;
     s.receiver.traceEncodings.length = 0;
     s.receiver.metrics.clear();
+    s.receiver.metricEncodings.clear();
   });
 
   const suite = {

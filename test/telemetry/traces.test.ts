@@ -85,6 +85,8 @@ test('a run with tools is one trace: invoke_agent, chat per model call, execute_
       'durable_agent.tool.duration',
     ]),
   );
+  // Metrics go as protobuf too, like the traces (the default protocol).
+  for (const encodings of t.receiver.metricEncodings.values()) expect([...encodings]).toEqual(['protobuf']);
 });
 
 test('with http/json and the content opt-in, spans carry the prompt, the answer and the tool calls', async () => {
@@ -109,6 +111,12 @@ test('with http/json and the content opt-in, spans carry the prompt, the answer 
     content: 'alpha',
   });
   expect(String(tool.attributes['gen_ai.tool.call.result'])).toMatch(/a\.txt/);
+  // Metrics follow the protocol when no metrics protocol of their own is given.
+  await waitFor(
+    () => t.receiver.metrics.has('durable_agent.tool.duration'),
+    () => telemetry.forceFlush(),
+  );
+  for (const encodings of t.receiver.metricEncodings.values()) expect([...encodings]).toEqual(['json']);
 });
 
 test('a run that continues as new stays one trace: each execution an invoke_agent span under the previous one', async () => {

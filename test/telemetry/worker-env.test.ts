@@ -27,11 +27,12 @@ afterAll(async () => {
   await env?.close();
 });
 
-test('a worker configured only by OTEL_* variables exports the run as one trace, the last spans on shutdown', async () => {
+test('a worker configured only by OTEL_* variables exports the run as one trace (the last spans on shutdown) and its metrics in their own encoding', async () => {
   const worker = fleet.start({
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     OTEL_SERVICE_NAME: 'agents-under-test',
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/protobuf',
     OTEL_METRIC_EXPORT_INTERVAL: '500',
   });
   await worker.ready(60_000);
@@ -65,4 +66,8 @@ test('a worker configured only by OTEL_* variables exports the run as one trace,
   const metrics = [...receiver.metrics.keys()];
   expect(metrics).toEqual(expect.arrayContaining(['gen_ai.client.token.usage', 'durable_agent.tool.duration']));
   expect(metrics.some((m) => m.startsWith('temporal_'))).toBe(true);
+  // Traces as the general protocol says (JSON), metrics as their own variable says (protobuf).
+  for (const name of ['gen_ai.client.token.usage', 'durable_agent.tool.duration']) {
+    expect([...receiver.metricEncodings.get(name)!]).toEqual(['protobuf']);
+  }
 }, 120_000);
