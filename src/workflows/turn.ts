@@ -13,6 +13,7 @@ import type { Hooks } from './hooks';
 import type { Inbox } from './inbox';
 import type { RunState } from './run-state';
 import type { ToolDispatch } from './tool-dispatch';
+import { handOverSuggested } from './continuation';
 import { observationOf, parseBoundedReply, runBoundedTurn } from './bounded-turn';
 import {
   CONTINUE_AFTER_MAX_TOKENS,
@@ -269,7 +270,7 @@ export class TurnHandler {
     const { state, inbox } = this.c;
     state.awaitingInput = true;
     this.c.index();
-    const handOverDue = () => workflowInfo().continueAsNewSuggested;
+    const handOverDue = handOverSuggested;
     const remaining = idleDeadline - Date.now();
     const woken =
       remaining > 0 &&
