@@ -1,6 +1,4 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
@@ -10,6 +8,7 @@ import { createDefaultRegistry } from '../../src/tools';
 import { createAgentWorker, type AgentWorker } from '../../src/worker';
 import type { agentWorkflow } from '../../src/workflows';
 import { waitForState } from '../support/run-helpers';
+import { setCurrentVersion } from './set-current';
 import { connectTestEnv, tempWorkspace, testAddress, testBundlePath, type TestEnv } from '../support/temporal';
 
 /**
@@ -18,7 +17,6 @@ import { connectTestEnv, tempWorkspace, testAddress, testBundlePath, type TestEn
  * current; new runs start on the current build. A continued execution asks to start on the current
  * build (AUTO_UPGRADE), which Temporal 1.30+ honours; this dev server (1.29.1) keeps it pinned.
  */
-const run = promisify(execFile);
 const deploymentName = `da-upgrade-${randomUUID().slice(0, 8)}`;
 const taskQueue = `versioning-${randomUUID().slice(0, 8)}`;
 
@@ -56,30 +54,7 @@ async function startWorker(buildId: string, steps: ScriptStep[]): Promise<Script
   return model;
 }
 
-/** `temporal worker deployment set-current-version`, as an operator runs it, once the build's workers poll. */
-async function setCurrent(buildId: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      await run(process.env.DA_TEST_TEMPORAL_CLI!, [
-        'worker',
-        'deployment',
-        'set-current-version',
-        '--deployment-name',
-        deploymentName,
-        '--build-id',
-        buildId,
-        '--address',
-        testAddress(),
-        '--yes',
-      ]);
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-}
+const setCurrent = (buildId: string) => setCurrentVersion(deploymentName, buildId);
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
