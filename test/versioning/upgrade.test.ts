@@ -15,7 +15,7 @@ import { connectTestEnv, tempWorkspace, testAddress, testBundlePath, type TestEn
  * The upgrade path on the real server (docs/upgrading.md): workers of two builds of one Worker
  * Deployment on one task queue. A run keeps its build's workflow code while another build is
  * current; new runs start on the current build. A continued execution asks to start on the current
- * build (AUTO_UPGRADE), which Temporal 1.30+ honours; this dev server (1.29.1) keeps it pinned.
+ * build (AUTO_UPGRADE), which servers newer than 1.29 honour; this dev server (1.29.1) keeps it pinned.
  */
 const deploymentName = `da-upgrade-${randomUUID().slice(0, 8)}`;
 const taskQueue = `versioning-${randomUUID().slice(0, 8)}`;
@@ -132,8 +132,8 @@ test('a run keeps its build while a newer one is current (also across continue-a
   expect(before.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
 
   // Temporal 1.29 (this server) carries a pinned run's version into its continued execution and ignores
-  // the AUTO_UPGRADE the workflow asks for there (upgrade-on-continue-as-new is a 1.30+ feature): the
-  // session goes on on A, with A's model. On 1.30+ this execution starts on B instead (docs/upgrading.md).
+  // the AUTO_UPGRADE the workflow asks for there (upgrade-on-continue-as-new came after 1.29): the
+  // session goes on on A, with A's model. On a server with it, this execution starts on B instead (docs/upgrading.md).
   await waitForState(session, (s) => s.status === 'awaiting_input');
   const answeredByA = modelA.requests.length;
   await session.executeUpdate(sendMessageUpdate, { args: [{ message: 'and now?' }] });
