@@ -5,6 +5,7 @@
  */
 export { AgentPlugin, AGENT_WORKER_DEFAULTS } from './plugin/agent-plugin';
 export type { AgentPluginOptions } from './plugin/options';
+export type { AgentDeployment } from './deployment';
 export { AgentRun, type FollowOptions, type StartAgentRunOptions } from './plugin/agent-run';
 export { searchAttributeCommand } from './plugin/worker-companion';
 export { defineTool } from './tools/define-tool';

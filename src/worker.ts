@@ -13,6 +13,7 @@ import { connectionOptions, temporalConfig, type TemporalConfig } from './config
 import { closeAllMcpConnections } from './mcp';
 import { createModelResolver } from './models';
 import { prefixedActivities } from './shared/activity-names';
+import { checkedDeployment, deploymentFromEnv, workerDeploymentOptions, type AgentDeployment } from './deployment';
 import { createDefaultRegistry } from './tools';
 import { telemetryFromEnv } from './telemetry/from-env';
 import type { Telemetry } from './telemetry/pipeline';
@@ -70,6 +71,11 @@ export interface AgentWorkerOptions {
   telemetry?: Telemetry | false;
   /** Extra Worker options, applied to every Temporal worker this creates (benchmarks, tuning). */
   workerOptions?: Partial<WorkerOptions>;
+  /**
+   * The Worker Deployment Version this worker belongs to: runs are pinned to it (docs/upgrading.md).
+   * Default: `DURABLE_AGENT_DEPLOYMENT_NAME` + `DURABLE_AGENT_BUILD_ID`; `false` or neither set: unversioned.
+   */
+  deployment?: AgentDeployment | false;
 }
 
 /**
@@ -249,10 +255,13 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   }
   const sandbox = sandboxStatus();
   if (sandbox.mode !== 'bwrap') log.warn(sandbox.detail);
+  const deployment = options.deployment === undefined ? deploymentFromEnv() : options.deployment || undefined;
   const main = await Worker.create({
     ...common,
     taskQueue: options.taskQueue,
     ...workflowsOf(options.workerOptions, bundle),
+    // Only the workflow's queue is versioned: this process's own activity queue stays out of the version.
+    ...(deployment ? { workerDeploymentOptions: workerDeploymentOptions(checkedDeployment(deployment)) } : {}),
   });
   // Activities only: no workflows are bundled or polled for on this process's own queue.
   const own = stickyQueue

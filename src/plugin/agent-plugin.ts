@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import { createActivities, ConversationCache, type ActivityDeps } from '../activities';
 import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH, codecFromEnv } from '../codec';
 import { prefixedActivities } from '../shared/activity-names';
+import { checkedDeployment, deploymentFromEnv, workerDeploymentOptions } from '../deployment';
 import { DEFAULT_SHUTDOWN_GRACE_MS, workerSettings } from '../worker';
 import { environmentConnection, withEnvironmentDefaults } from './connection-defaults';
 import { activityDeps, checkOptions, type AgentPluginOptions } from './options';
@@ -72,8 +73,15 @@ export class AgentPlugin extends SimplePlugin {
     const namespace =
       configured.namespace ??
       (this.agentOptions.connectionFromEnv === false ? undefined : environmentConnection().namespace);
+    const deployment =
+      options.workerDeploymentOptions === undefined
+        ? this.agentOptions.deployment === undefined
+          ? deploymentFromEnv()
+          : this.agentOptions.deployment || undefined
+        : undefined;
     const result: WorkerOptions = {
       ...configured,
+      ...(deployment ? { workerDeploymentOptions: workerDeploymentOptions(checkedDeployment(deployment)) } : {}),
       ...(namespace !== undefined ? { namespace } : {}),
       activities: { ...configured.activities, ...activities },
       maxHeartbeatThrottleInterval:

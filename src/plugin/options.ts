@@ -8,6 +8,7 @@ import { createBuiltinTools, ToolRegistry, type BuiltinToolOptions } from '../to
 import type { SandboxSetting } from '../sandbox';
 import type { Tool } from '../tools/types';
 import { workerSettings } from '../worker';
+import type { AgentDeployment } from '../deployment';
 
 /**
  * What `new AgentPlugin(options)` takes. Every setting left out is read from the environment the
@@ -59,6 +60,12 @@ export interface AgentPluginOptions {
    * also polls a queue of its own). Default: `DURABLE_AGENT_STICKY_ACTIVITIES` (on unless `0`/`false`).
    */
   stickyActivities?: boolean;
+  /**
+   * The Worker Deployment Version of the worker (docs/upgrading.md): its runs are pinned to it.
+   * Default: `DURABLE_AGENT_DEPLOYMENT_NAME` + `DURABLE_AGENT_BUILD_ID`; `false` or neither set: unversioned.
+   * A worker whose own options set `workerDeploymentOptions` keeps them.
+   */
+  deployment?: AgentDeployment | false;
   /**
    * At worker start, create the agent's search attributes in the namespace when they are missing
    * (runs need them). Default `true`; `false` when they are created by other means (Temporal Cloud:

@@ -199,6 +199,9 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     board.index(CONTINUED_STATUS);
     const next = makeContinueAsNewFunc<typeof agentWorkflow>({
       typedSearchAttributes: board.continuationAttributes(waiting ? 'awaiting_input' : 'running'),
+      // Every hand-over is an upgrade point: the next execution starts on the deployment's current
+      // version (pinned there in turn), reading only the carried input (docs/upgrading.md).
+      initialVersioningBehavior: 'AUTO_UPGRADE',
     });
     return next({ ...rawInput, resume: carried });
   };

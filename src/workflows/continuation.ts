@@ -11,11 +11,20 @@ import type { EventLog } from './events';
 import type { Inbox } from './inbox';
 import type { RunState } from './run-state';
 
+/**
+ * Temporal suggests a hand-over: the history grew large, or a newer Worker Deployment Version became
+ * the target of this pinned run (it moves there by continuing as new; docs/upgrading.md).
+ */
+export function handOverSuggested(): boolean {
+  const now = workflowInfo();
+  return now.continueAsNewSuggested || now.targetWorkerDeploymentVersionChanged;
+}
+
 /** The run continues as new when Temporal suggests it or when the run's own limits say so. */
 export function shouldContinueAsNew(limits: AgentRunInput['continueAsNewAfter']): boolean {
   const now = workflowInfo();
   return (
-    now.continueAsNewSuggested ||
+    handOverSuggested() ||
     (limits?.events !== undefined && now.historyLength >= limits.events) ||
     (limits?.bytes !== undefined && now.historySize >= limits.bytes)
   );

@@ -14,6 +14,7 @@ import type { Inbox } from './inbox';
 import type { RunState } from './run-state';
 import type { ToolDispatch } from './tool-dispatch';
 import { replyProse } from '../shared/text-protocol';
+import { handOverSuggested } from './continuation';
 import { observationOf, parseBoundedReply, runBoundedTurn } from './bounded-turn';
 import {
   CONTINUE_AFTER_MAX_TOKENS,
@@ -275,7 +276,7 @@ export class TurnHandler {
     const { state, inbox } = this.c;
     state.awaitingInput = true;
     this.c.index();
-    const handOverDue = () => workflowInfo().continueAsNewSuggested;
+    const handOverDue = handOverSuggested;
     const remaining = idleDeadline - Date.now();
     const woken =
       remaining > 0 &&
