@@ -200,6 +200,7 @@ export class SubagentTree implements RemoteApprovals {
     }
     const final = outcome.result ?? resultOf(outcome.error);
     if (final) running.reported = addTreeSpend(c.state, running.reported, final);
+    if (c.state.overBudget(c.input.maxBudgetUsd)) this.stopAll("the run's budget (maxBudgetUsd) is spent");
     const exitReason: ExitReason =
       final?.exitReason ?? (running.stopped || isCancellation(outcome.error) ? 'cancelled' : 'failed');
     c.emit({
