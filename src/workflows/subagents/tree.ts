@@ -1,8 +1,6 @@
 import {
-  ApplicationFailure,
   CancellationScope,
   ChildWorkflowCancellationType,
-  ChildWorkflowFailure,
   ParentClosePolicy,
   isCancellation,
   setHandler,
@@ -15,7 +13,6 @@ import { toolResultBlock } from '../../shared/conversation';
 import type { ToolResultBlock, ToolSpec, ToolUseBlock } from '../../shared/messages';
 import type { AgentRunResult, ExitReason, PendingApproval, RunEventInput } from '../../shared/run';
 import {
-  MAX_TASK_RESULT_BYTES,
   subagentDecisionSignal,
   subagentReportSignal,
   type AgentDefinition,
@@ -29,6 +26,7 @@ import type { ParsedInput } from '../settings';
 import { childDetails, childInput, childSummary } from './child-input';
 import type { SubagentPlan } from './plan';
 import { NO_SPEND, addTreeSpend, approvalsOf, spendOf, type Spend } from './spend';
+import { answerBlock, resultOf } from './outcome';
 import { parseTaskCall, taskToolSpec } from './task-tool';
 
 export interface TreeContext {
@@ -276,40 +274,4 @@ export class SubagentTree implements RemoteApprovals {
       r.scope.cancel();
     }
   }
-}
-
-/** A child's answer as the parent's tool result: its structured output when it has one, else its text, bounded. */
-function answerBlock(toolUseId: string, workflowId: string, result: AgentRunResult): ToolResultBlock {
-  if (result.exitReason !== 'completed') {
-    const why = result.error ? `: ${cutChars(result.error.message, 2_000)}` : '';
-    const text = result.finalText ? `\nIts last text:\n${cutBytes(result.finalText, 4_000)}` : '';
-    return toolResultBlock(toolUseId, `Error: subagent ${workflowId} ended '${result.exitReason}'${why}${text}`, true);
-  }
-  const body = result.output !== undefined ? JSON.stringify(result.output) : result.finalText;
-  return toolResultBlock(
-    toolUseId,
-    cutBytes(
-      body || '(the subagent gave no text)',
-      MAX_TASK_RESULT_BYTES,
-      `\n[cut: the whole answer is in ${workflowId}'s result]`,
-    ),
-    false,
-  );
-}
-
-/** The result a failed child carried in its failure's details (a run that ends `failed`), if any. */
-function resultOf(err: unknown): AgentRunResult | undefined {
-  if (!(err instanceof ChildWorkflowFailure) || !(err.cause instanceof ApplicationFailure)) return undefined;
-  const details = err.cause.details?.[0] as Partial<AgentRunResult> | undefined;
-  const spend = spendOf(details);
-  if (!details || !spend || typeof details.exitReason !== 'string') return undefined;
-  return {
-    exitReason: details.exitReason,
-    finalText: typeof details.finalText === 'string' ? details.finalText : '',
-    iterations: typeof details.iterations === 'number' ? details.iterations : 0,
-    usage: spend.usage,
-    costUsd: spend.costUsd,
-    model: typeof details.model === 'string' ? details.model : '',
-    ...(details.error && typeof details.error.message === 'string' ? { error: details.error } : {}),
-  };
 }
