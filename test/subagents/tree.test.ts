@@ -12,8 +12,11 @@ const eventsOf = async (handle: {
 }) => (await handle.query(eventsQuery, { after: 0 })).events;
 
 test('two task calls in one turn run as parallel child workflows and their answers are the tool results', async () => {
+  const spans: Record<string, { from: number; to: number }> = {};
   const slowly = (answer: string) => async () => {
+    const from = Date.now();
     await new Promise((r) => setTimeout(r, 1_500));
+    spans[answer] = { from, to: Date.now() };
     return text(answer, { usage: { inputTokens: 100, outputTokens: 10 } });
   };
   const parent = new ScriptedModel([
@@ -36,11 +39,11 @@ test('two task calls in one turn run as parallel child workflows and their answe
       `${handle.workflowId}.task-1`,
       `${handle.workflowId}.task-2`,
     ]);
-    const started = Date.now();
     const result = await handle.result();
     expect(result.exitReason).toBe('completed');
-    // Both children slept 1.5 s; run one after the other they would need 3 s from here at least.
-    expect(Date.now() - started).toBeLessThan(2_900);
+    // The children's model calls (1.5 s each) overlapped: they ran in parallel.
+    const [first, second] = [spans['A says 3']!, spans['B says x, y']!];
+    expect(first.from < second.to && second.from < first.to).toBe(true);
     // The tree's usage: the parent's two calls and one call per child.
     expect(result.usage.inputTokens).toBe(1_000 + 1_200 + 100 + 100);
     expect(result.usage.outputTokens).toBe(50 + 5 + 10 + 10);
