@@ -22,7 +22,13 @@ test('interrupting the parent cancels a subagent in the middle of its model call
     await waitForState(handle, (s) => (s.subagents?.length ?? 0) === 1);
     // The child is inside its model call (120 s long unless cancelled).
     await eventually(
-      async () => (await suite.env.client.workflow.getHandle(childId).query(eventsQuery, { after: 0 })).events,
+      async () =>
+        (
+          await suite.env.client.workflow
+            .getHandle(childId)
+            .query(eventsQuery, { after: 0 })
+            .catch(() => undefined)
+        )?.events ?? [],
       (events) => expect(events.map((e) => e.kind)).toContain('model_call_started'),
     );
     const asked = Date.now();
@@ -36,6 +42,34 @@ test('interrupting the parent cancels a subagent in the middle of its model call
     expect((history.events ?? []).some((e) => e.activityTaskCanceledEventAttributes)).toBe(true);
   });
   expect(child.requests).toHaveLength(1);
+});
+
+test('a Temporal cancel of the parent cancels its running subagent, which records its end', async () => {
+  const parent = new ScriptedModel([toolUse([{ id: 't1', name: 'task', input: { prompt: 'child: wait' } }])]);
+  const child = new ScriptedModel([delayed(120_000, text('never'))]);
+  await withWorker(suite.env, { model: new RoutedModel({ work: parent, child }) }, async (tq) => {
+    const handle = await start(tq, { tools: ['task'] });
+    const childId = `${handle.workflowId}.task-1`;
+    await eventually(
+      async () =>
+        (
+          await suite.env.client.workflow
+            .getHandle(childId)
+            .query(eventsQuery, { after: 0 })
+            .catch(() => undefined)
+        )?.events ?? [],
+      (events) => expect(events.map((e) => e.kind)).toContain('model_call_started'),
+    );
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    expect(await childStatus(childId)).toBe('CANCELLED');
+    const { events } = await handle.query(eventsQuery, { after: 0 });
+    expect(events.find((e) => e.kind === 'subagent_finished')).toMatchObject({
+      workflowId: childId,
+      exitReason: 'cancelled',
+    });
+  });
 });
 
 test('a subagent that fails is an error result for its parent, which goes on', async () => {
