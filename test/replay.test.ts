@@ -2,6 +2,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { historyFromJSON, historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { TERMINAL_STATUSES, WORKFLOW_TYPE, runResultOfFailure } from '../src/shared';
@@ -11,10 +12,13 @@ import {
   connectTestEnv,
   quietRuntime,
   tempWorkspace,
+  testAddress,
   testBundlePath,
   withWorker,
   type TestEnv,
 } from './support/temporal';
+import { ScriptedModel, text, toolUse } from '../src/models/scripted';
+import { RoutedModel } from './subagents/routed-model';
 
 /**
  * Replay tests: histories of real runs, recorded once and committed, replayed against today's
@@ -83,13 +87,73 @@ recordOnly.each(SCENARIOS.map((s) => [s.name, s] as const))('record: %s', async 
   }
 });
 
+recordOnly('record: a run whose task calls start two subagents (one named) in parallel', async () => {
+  const env = await connectTestEnv();
+  try {
+    const workspace = await tempWorkspace('record-subagents');
+    await fs.writeFile(path.join(workspace, 'README.md'), '# demo\nhello world\n');
+    const parent = new ScriptedModel([
+      toolUse([
+        { id: 'toolu_s1', name: 'task', input: { prompt: 'child one: read the README', description: 'read' } },
+        { id: 'toolu_s2', name: 'task', input: { prompt: 'child two: say hi', agent: 'greeter' } },
+      ]),
+      text('Both subagents answered.'),
+    ]);
+    const one = new ScriptedModel([
+      toolUse([{ id: 'toolu_c1', name: 'read_file', input: { path: 'README.md' } }], { usage: { inputTokens: 50 } }),
+      text('It says hello world.', { usage: { inputTokens: 60 } }),
+    ]);
+    const two = new ScriptedModel([text('hi', { usage: { inputTokens: 10 } })]);
+    const model = new RoutedModel({ Delegate: parent, 'child one': one, 'child two': two });
+    const workflowId = `recorded-subagents-${Date.now()}`;
+    await withWorker(env, { model }, async (taskQueue) => {
+      const handle = await env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+        taskQueue,
+        workflowId,
+        args: [
+          {
+            prompt: 'Delegate to subagents',
+            model: 'scripted-demo',
+            workspace,
+            tools: ['read_file', 'task'],
+            agents: { greeter: { description: 'Says hi', prompt: 'You greet.' } },
+          },
+        ],
+      });
+      expect((await handle.result()).exitReason).toBe('completed');
+    });
+    const label = process.env.DA_RECORD_LABEL ?? new Date().toISOString().slice(0, 10);
+    // The parent's history and its first child's (which reports to the parent by signal).
+    for (const [id, name] of [
+      [workflowId, 'subagents-parent'],
+      [`${workflowId}.task-1`, 'subagents-child'],
+    ]) {
+      const json = execFileSync(process.env.DA_TEST_TEMPORAL_CLI!, [
+        'workflow',
+        'show',
+        '--workflow-id',
+        id!,
+        '--address',
+        testAddress(),
+        '--output',
+        'json',
+      ]);
+      const recorded = { workflowId: id, ...JSON.parse(json.toString('utf8')) };
+      await fs.writeFile(path.join(HISTORIES, `${name}-${label}.json`), JSON.stringify(recorded, null, 2));
+    }
+  } finally {
+    await env.close();
+  }
+});
+
 async function loadHistories() {
   const files = (await fs.readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort();
   return Promise.all(
-    files.map(async (file) => ({
-      workflowId: file,
-      history: historyFromJSON(JSON.parse(await fs.readFile(path.join(HISTORIES, file), 'utf8'))),
-    })),
+    files.map(async (file) => {
+      // A run whose commands name its own id (a parent's child ids) is recorded with that id beside its events.
+      const { workflowId, ...history } = JSON.parse(await fs.readFile(path.join(HISTORIES, file), 'utf8'));
+      return { workflowId: typeof workflowId === 'string' ? workflowId : file, history: historyFromJSON(history) };
+    }),
   );
 }
 

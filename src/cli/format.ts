@@ -78,6 +78,10 @@ export function formatEvent(event: RunEvent, runId = '<run-id>'): string | undef
       return `… waiting for a message: durable-agent send ${one(runId)} "<message>" (Ctrl-C ends the session)`;
     case 'run_finished':
       return undefined;
+    case 'subagent_started':
+      return `  ⇢ subagent ${one(event.agent ?? 'general')} ${one(event.workflowId)}${event.description ? `: ${one(event.description)}` : ''}`;
+    case 'subagent_finished':
+      return `  ⇠ subagent ${one(event.workflowId)} ${one(event.exitReason)} · ${formatCost(event.costUsd)}`;
     default: {
       const unknown: never = event;
       return one(JSON.stringify(unknown));

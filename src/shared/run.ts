@@ -15,6 +15,14 @@ import { outputSchemaSchema } from './output-schema';
 import { toolChoiceProblem, toolChoiceSchema } from './tool-choice';
 import type { ConversationSnapshot } from './conversation';
 import type { StopReason, Usage } from './messages';
+import {
+  MAX_SUBAGENT_DEPTH_LIMIT,
+  TASK_TOOL_NAME,
+  agentsInputSchema,
+  subagentInputSchema,
+  type SubagentApprovalOrigin,
+  type SubagentSummary,
+} from './subagents';
 
 /** Names of the built-in tools. The registry on the worker must provide exactly these. */
 export const BUILTIN_TOOL_NAMES = ['bash', 'read_file', 'write_file', 'edit_file', 'glob', 'grep'] as const;
@@ -107,6 +115,8 @@ export const runContinuationSchema = z.strictObject({
   hookEvents: z.array(z.string()).optional(),
   /** Stop hooks that kept the run going in a row (bounded by MAX_STOP_BLOCKS across executions). */
   stopBlocks: count.optional(),
+  /** `task` calls made so far: the next subagent's id is `<workflowId>.task-<taskCount + 1>`. */
+  taskCount: count.optional(),
 });
 
 /**
@@ -223,6 +233,17 @@ export const agentRunInputSchema = z
         bytes: z.number().int().min(10_000, 'continueAsNewAfter.bytes must be at least 10000').optional(),
       })
       .optional(),
+    /** Named subagents the `task` tool may run (docs/subagents.md), on top of the worker's agent files. */
+    agents: agentsInputSchema.optional(),
+    /** How deep subagents may nest (default DEFAULT_MAX_SUBAGENT_DEPTH, 2); a run at this depth is not offered `task`. */
+    maxSubagentDepth: z
+      .number()
+      .int('maxSubagentDepth must be a whole number')
+      .min(0, 'maxSubagentDepth must be at least 0')
+      .max(MAX_SUBAGENT_DEPTH_LIMIT, `maxSubagentDepth must be at most ${MAX_SUBAGENT_DEPTH_LIMIT}`)
+      .optional(),
+    /** Internal: set by a parent run on the subagents it starts (their depth and agent). */
+    subagent: subagentInputSchema.optional(),
     /**
      * Internal: the state a run carries into its next execution after continue-as-new. The workflow
      * accepts it only in an execution that was continued as new, and checks its shape as strictly.
@@ -265,11 +286,11 @@ export const agentRunInputSchema = z
         ctx.addIssue({ code: 'custom', path: ['tools', i], message: `tool '${name}' is listed twice` });
       }
       seen.add(name);
-      if (!(BUILTIN_TOOL_NAMES as readonly string[]).includes(name)) {
+      if (!(BUILTIN_TOOL_NAMES as readonly string[]).includes(name) && name !== TASK_TOOL_NAME) {
         ctx.addIssue({
           code: 'custom',
           path: ['tools', i],
-          message: `unknown tool '${name}'; available tools: ${BUILTIN_TOOL_NAMES.join(', ')}`,
+          message: `unknown tool '${name}'; available tools: ${[...BUILTIN_TOOL_NAMES, TASK_TOOL_NAME].join(', ')}`,
         });
       }
     }
@@ -329,6 +350,8 @@ export interface PendingApproval {
   input: unknown;
   /** Epoch ms after which the call is denied automatically. */
   deadline: number;
+  /** Set when the call waits in a subagent: `approveTool`/`denyTool` on this run decide it all the same. */
+  subagent?: SubagentApprovalOrigin;
 }
 
 export interface AgentRunState {
@@ -346,6 +369,8 @@ export interface AgentRunState {
   /** User messages accepted by `send` and not yet given to the model. */
   pendingMessages: number;
   session: boolean;
+  /** Subagents running now (`task` calls); `usage` and `costUsd` count them and everything below them. */
+  subagents?: SubagentSummary[];
 }
 
 export interface AgentRunResult {
@@ -396,6 +421,24 @@ export type RunEvent =
   /** `truncated`: the text was cut to EVENT_ANSWER_CHARS; the whole answer is in the result. */
   | { seq: number; kind: 'answer'; text: string; truncated?: boolean }
   | { seq: number; kind: 'awaiting_input' }
+  | {
+      seq: number;
+      kind: 'subagent_started';
+      toolUseId: string;
+      workflowId: string;
+      agent?: string;
+      description?: string;
+      depth: number;
+    }
+  | {
+      seq: number;
+      kind: 'subagent_finished';
+      toolUseId: string;
+      workflowId: string;
+      exitReason: ExitReason;
+      usage: Usage;
+      costUsd: number | null;
+    }
   | { seq: number; kind: 'run_finished'; exitReason: ExitReason; finalText: string; truncated?: boolean };
 
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;

@@ -2,6 +2,11 @@
  * Subagents: the `task` tool runs a child `agentWorkflow` (docs/subagents.md). These are the shapes
  * the workflow, the worker (agent definitions) and the CLI (nested progress, transcript) agree on.
  */
+import { defineSignal } from '@temporalio/workflow';
+import { z } from 'zod';
+import { utf8Length } from './bounds';
+import type { Usage } from './messages';
+import type { PendingApproval } from './run';
 
 /** The built-in tool that starts a subagent. Input: `{ prompt, description?, agent? }`. */
 export const TASK_TOOL_NAME = 'task';
@@ -54,3 +59,73 @@ export interface SubagentApprovalOrigin {
   workflowId: string;
   agent?: string;
 }
+
+/** The largest `maxSubagentDepth` a run may ask for: each level is a workflow (and an id suffix) more. */
+export const MAX_SUBAGENT_DEPTH_LIMIT = 5;
+/** Named agents a run's input may define, and the bounds of each (the whole input stays within its 256 KiB). */
+export const MAX_INPUT_AGENTS = 32;
+export const MAX_AGENT_NAME_CHARS = 64;
+export const MAX_AGENT_DESCRIPTION_CHARS = 1_000;
+export const MAX_AGENT_PROMPT_BYTES = 32 * 1024;
+/** A subagent's answer as its parent's tool result: longer answers are cut (the child's own result keeps it whole). */
+export const MAX_TASK_RESULT_BYTES = 30_000;
+/** Pending approvals one subagent report may carry up to its parent. */
+export const MAX_REPORTED_APPROVALS = 32;
+
+/** What agent names look like: the file name of an agent definition, without `.md`. */
+export const AGENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+const agentNameSchema = z
+  .string()
+  .min(1)
+  .max(MAX_AGENT_NAME_CHARS, `an agent name is at most ${MAX_AGENT_NAME_CHARS} characters`)
+  .regex(AGENT_NAME_PATTERN, 'an agent name is letters, digits, ".", "_" and "-", starting with a letter or digit');
+
+/** Run input `agents`: name → definition, as Claude Code's agent files define them. */
+export const agentsInputSchema = z
+  .record(
+    agentNameSchema,
+    z.strictObject({
+      description: z.string().trim().min(1, 'an agent needs a description').max(MAX_AGENT_DESCRIPTION_CHARS),
+      prompt: z
+        .string()
+        .trim()
+        .min(1, 'an agent needs a prompt (its system prompt)')
+        .refine((p) => utf8Length(p) <= MAX_AGENT_PROMPT_BYTES, {
+          message: `an agent's prompt is at most ${MAX_AGENT_PROMPT_BYTES} bytes`,
+        }),
+      tools: z.array(z.string().min(1).max(128)).max(64).optional(),
+      model: z.string().min(1).max(200).optional(),
+    }),
+  )
+  .refine((agents) => Object.keys(agents).length <= MAX_INPUT_AGENTS, {
+    message: `at most ${MAX_INPUT_AGENTS} agents`,
+  });
+export type AgentsInput = z.input<typeof agentsInputSchema>;
+
+/** Internal input of a subagent run, written by its parent: how deep it is and which agent it runs as. */
+export const subagentInputSchema = z.strictObject({
+  depth: z.number().int().min(1).max(MAX_SUBAGENT_DEPTH_LIMIT),
+  agent: agentNameSchema.optional(),
+});
+export type SubagentInput = z.input<typeof subagentInputSchema>;
+
+/**
+ * A subagent tells its parent what its tree has spent so far (cumulative) and which approvals wait in
+ * it, whenever either changes. Signals are recorded in both histories; one per change, never per tick.
+ */
+export interface SubagentReport {
+  workflowId: string;
+  usage: Usage;
+  costUsd: number | null;
+  pendingApprovals: PendingApproval[];
+}
+export const subagentReportSignal = defineSignal<[SubagentReport]>('durableAgent.subagentReport');
+
+/** A decision on a pending approval, passed down from the run an operator decided it at. */
+export interface SubagentDecision {
+  toolUseId: string;
+  approved: boolean;
+  reason?: string;
+}
+export const subagentDecisionSignal = defineSignal<[SubagentDecision]>('durableAgent.subagentDecision');

@@ -40,6 +40,7 @@ import { keepFinalMessages } from './final-messages';
 import { Intake } from './intake';
 import { describeContext, prepareRun, type Prepared } from './run-start';
 import { McpTools } from './mcp-tools';
+import { joinTree, offerTask, subagentPlan } from './subagents';
 
 /**
  * The durable agent loop (docs/architecture.md): model call → tool calls → tool results → model call …
@@ -49,7 +50,9 @@ import { McpTools } from './mcp-tools';
  */
 export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunResult> {
   const info = workflowInfo();
-  const input = validatedInput(rawInput);
+  // `task` is the workflow's own tool: the rest of the run (and the worker) sees the input without it.
+  const plan = subagentPlan(validatedInput(rawInput));
+  const input = plan.workerInput;
   const resume: RunContinuation | undefined = input.resume;
   const settings = settingsOf(input);
   const { model, maxIterations, maxTokens, contextWindow, softCapBytes, session, requireDone } = settings;
@@ -82,6 +85,17 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   });
   const events = new EventLog(resume, () => board.showDetails());
   const emit = events.emit.bind(events);
+  const tree = joinTree({
+    input,
+    plan,
+    model,
+    state,
+    approvals,
+    resume,
+    emit,
+    statusChanged: () => board.showDetails(),
+    workspace: () => prepared?.context?.workspace ?? input.workspace,
+  });
   const answers = input.outputSchema ? new AnswerCheck(input.outputSchema, conversation, emit) : undefined;
   const hooks = new Hooks(
     { runId: info.workflowId, workspace: input.workspace, network: input.network ?? false },
@@ -129,6 +143,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
       timeouts: input.timeouts,
       hooks,
       ...(mcp ? { mcp } : {}),
+      ...(tree ? { task: tree } : {}),
     },
     state,
     approvals,
@@ -150,6 +165,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     emit,
     cancelLoop: () => loopScope.cancel(),
     statusChanged: () => board.showDetails(),
+    ...(tree ? { subagents: () => tree.summaries() } : {}),
   });
   const turns = new TurnHandler({
     state,
@@ -195,6 +211,8 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
           }
         : {}),
     });
+    // The subagents' counter goes on, so a child's id never repeats within the run.
+    Object.assign(carried, tree?.carried());
     // This execution stops here: its attributes say `continued`; the next one starts `running`.
     board.index(CONTINUED_STATUS);
     const next = makeContinueAsNewFunc<typeof agentWorkflow>({
@@ -248,6 +266,10 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     modelCalls.followWorkflow(prepared.workerQueue);
     hooks.enable(prepared.hookEvents);
     hooks.stopBlocks = resume?.stopBlocks ?? 0;
+    if (tree) {
+      const workspace = prepared.context?.workspace ?? input.workspace;
+      await offerTask(tree, { input, workspace, modelCalls, emit });
+    }
     board.showDetails();
     const blocked = resume ? undefined : await intake.screenPrompt(input.prompt);
     if (blocked === undefined) return undefined;

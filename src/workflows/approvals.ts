@@ -18,6 +18,14 @@ interface Waiting {
   decision?: Decision;
 }
 
+/** Approvals that wait in this run's subagents: listed with its own, decided by passing the decision down. */
+export interface RemoteApprovals {
+  list(): PendingApproval[];
+  has(toolUseId: string): boolean;
+  /** Resolves with the call's tool name once the decision is on its way. */
+  forward(decision: { toolUseId: string; approved: boolean; reason?: string }): Promise<string>;
+}
+
 const MAX_TOOL_USE_ID_CHARS = 256;
 const MAX_REASON_CHARS = 2_000;
 const ACCEPTED = '{"toolUseId": string, "reason"?: string}';
@@ -29,13 +37,20 @@ const ACCEPTED = '{"toolUseId": string, "reason"?: string}';
  */
 export class Approvals {
   private readonly waiting = new Map<string, Waiting>();
+  private remote: RemoteApprovals | undefined;
+
+  /** The run's subagents (docs/subagents.md): their pending approvals count as this run's. */
+  linkRemote(remote: RemoteApprovals): void {
+    this.remote = remote;
+  }
 
   get size(): number {
-    return this.waiting.size;
+    return this.waiting.size + (this.remote?.list().length ?? 0);
   }
 
   list(): PendingApproval[] {
-    return [...this.waiting.values()].map((w) => w.approval);
+    const own = [...this.waiting.values()].map((w) => w.approval);
+    return this.remote ? [...own, ...this.remote.list()] : own;
   }
 
   /** Waits for a decision on this call, or denies it when the timeout passes. */
@@ -84,7 +99,11 @@ export class Approvals {
     }
     const entry = this.waiting.get(update.toolUseId);
     if (!entry || entry.decision) {
-      const open = [...this.waiting.values()].filter((w) => !w.decision).map((w) => w.approval.toolUseId);
+      if (!entry && this.remote?.has(update.toolUseId)) return;
+      const open = [
+        ...[...this.waiting.values()].filter((w) => !w.decision).map((w) => w.approval.toolUseId),
+        ...(this.remote?.list().map((a) => a.toolUseId) ?? []),
+      ];
       throw new Error(
         `no tool call '${update.toolUseId.slice(0, 100)}' is waiting for approval; waiting: ${open.length ? open.join(', ') : '(none)'}`,
       );
@@ -92,10 +111,13 @@ export class Approvals {
   }
 
   /** The update handler, after `validate` accepted the input. */
-  decide(raw: unknown, approved: boolean): ApprovalResult {
+  decide(raw: unknown, approved: boolean): ApprovalResult | Promise<ApprovalResult> {
     const { toolUseId, reason } = raw as { toolUseId: string; reason?: string };
     const decision: Decision = reason !== undefined ? { approved, reason } : { approved };
     const entry = this.waiting.get(toolUseId);
+    if (!entry && this.remote?.has(toolUseId)) {
+      return this.remote.forward({ toolUseId, ...decision }).then((name) => ({ toolUseId, name, approved }));
+    }
     if (entry) entry.decision = decision;
     return { toolUseId, name: entry?.approval.name ?? '', approved };
   }

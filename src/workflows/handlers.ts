@@ -12,6 +12,7 @@ import {
   type RunEventInput,
 } from '../shared';
 import { describeUndecodable, isUndecodable, ACCEPTED_ENCODING_HINT } from '../shared/undecodable';
+import type { SubagentSummary } from '../shared/subagents';
 import type { Approvals } from './approvals';
 import { describe } from './validation';
 import type { EventLog } from './events';
@@ -32,6 +33,8 @@ export interface HandlerContext {
   emit(event: RunEventInput): void;
   /** Stops the loop: cancels the in-flight model and tool calls. */
   cancelLoop(): void;
+  /** Running subagents (runs that offer `task`). */
+  subagents?: () => SubagentSummary[];
   /** Status changed outside the loop (a message arrived, a decision): write it where operators look. */
   statusChanged(): void;
 }
@@ -60,6 +63,7 @@ export function registerHandlers(ctx: HandlerContext): void {
       pendingApprovals: approvals.list(),
       pendingMessages: inbox.count,
       session: ctx.session,
+      subagents: ctx.subagents?.() ?? [],
     }),
     { description: 'The run now: status, iteration, usage, cost, running tools, pending approvals. No argument.' },
   );

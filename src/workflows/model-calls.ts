@@ -53,6 +53,8 @@ export class ModelCalls {
   private systemHash: string | undefined;
   /** The run's MCP tool definitions (docs/mcp.md), their hash, and whether a call has carried them since they changed. */
   private mcp: { specs: ToolSpec[]; hash: string; sent: boolean } | undefined;
+  private mcpSpecs: { specs: ToolSpec[]; hash: string } | undefined;
+  private workflowTools: ToolSpec[] = [];
   /** Worker queues that did not take a call in time: not followed again in this execution. */
   private readonly abandoned = new Set<string>();
 
@@ -88,7 +90,24 @@ export class ModelCalls {
 
   /** The run's MCP tools from now on; the worker keeps them by hash, so they travel with full loads and after a change. */
   useMcpTools(specs: ToolSpec[], hash: string | undefined): void {
-    this.mcp = hash === undefined ? undefined : { specs, hash, sent: false };
+    this.mcpSpecs = hash === undefined ? undefined : { specs, hash };
+    this.combineTools();
+  }
+
+  /** Tools the workflow runs itself (`task`): they travel with the MCP tools' definitions, by hash. */
+  useWorkflowTools(specs: ToolSpec[]): void {
+    this.workflowTools = specs;
+    this.combineTools();
+  }
+
+  private combineTools(): void {
+    const mcp = this.mcpSpecs;
+    if (this.workflowTools.length === 0) {
+      this.mcp = mcp ? { ...mcp, sent: false } : undefined;
+      return;
+    }
+    const specs = [...(mcp?.specs ?? []), ...this.workflowTools];
+    this.mcp = { specs, hash: hashString(JSON.stringify(specs)), sent: false };
   }
 
   /** What every model call of this run sends: the settings and the conversation (a delta). */

@@ -30,6 +30,7 @@ import { failureMessage, stopping, type ModelCalls } from './model-calls';
 import type { Hooks } from './hooks';
 import type { RunState } from './run-state';
 import type { McpTools } from './mcp-tools';
+import { TASK_TOOL_NAME } from '../shared/subagents';
 
 export interface DispatchSettings {
   workspace?: string;
@@ -44,6 +45,8 @@ export interface DispatchSettings {
   hooks?: Hooks;
   /** The run's MCP tools (native tool calls; docs/mcp.md). */
   mcp?: McpTools;
+  /** The `task` tool, when the run offers it: runs a subagent (docs/subagents.md). */
+  task?: { run(toolUse: ToolUseBlock): Promise<ToolResultBlock> };
 }
 
 /** Longer tool names are refused as unknown (the API allows 64 characters; custom tools get some room). */
@@ -172,6 +175,7 @@ export class ToolDispatch {
     if (typeof toolUse.name !== 'string' || toolUse.name.length > MAX_TOOL_NAME_CHARS) {
       return this.refuse(toolUse, `Error: Tool '${cutChars(String(toolUse.name), 60)}' not found.`);
     }
+    if (toolUse.name === TASK_TOOL_NAME && s.task) return s.task.run(toolUse);
     if (toolUse.name === DONE_TOOL_NAME && !s.requireDone) {
       return this.refuse(
         toolUse,

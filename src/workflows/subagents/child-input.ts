@@ -1,0 +1,68 @@
+import type { AgentRunInput } from '../../shared/run';
+import type { AgentDefinition } from '../../shared/subagents';
+import type { ParsedInput } from '../settings';
+import type { SubagentPlan } from './plan';
+import type { TaskCall } from './task-tool';
+
+/**
+ * A subagent's run input. It inherits its parent's workspace, model, limits, network setting and
+ * approval policy exactly (never looser: the definition cannot change them), its tools are its
+ * parent's cut to the definition's list, and its budget is what the tree has left.
+ */
+export function childInput(p: {
+  parent: ParsedInput;
+  plan: SubagentPlan;
+  /** The workspace's real path recorded at the parent's start. */
+  workspace: string | undefined;
+  model: string;
+  call: TaskCall;
+  definition?: AgentDefinition;
+  remainingBudgetUsd?: number;
+}): AgentRunInput {
+  const { parent, plan, definition } = p;
+  const tools = definition?.tools ? plan.tools.filter((t) => definition.tools!.includes(t)) : plan.tools;
+  const model = definition?.model && definition.model !== 'inherit' ? definition.model : p.model;
+  return {
+    prompt: p.call.prompt,
+    model,
+    ...(definition ? { systemPrompt: definition.prompt } : {}),
+    ...(p.workspace ? { workspace: p.workspace } : parent.workspace ? { workspace: parent.workspace } : {}),
+    tools,
+    ...(parent.maxIterations !== undefined ? { maxIterations: parent.maxIterations } : {}),
+    ...(parent.maxTokens !== undefined ? { maxTokens: parent.maxTokens } : {}),
+    ...(p.remainingBudgetUsd !== undefined ? { maxBudgetUsd: p.remainingBudgetUsd } : {}),
+    ...(parent.network ? { network: true } : {}),
+    ...(parent.commandPolicy ? { commandPolicy: parent.commandPolicy } : {}),
+    ...(parent.permissions ? { permissions: parent.permissions } : {}),
+    ...(parent.approveMutating ? { approveMutating: true } : {}),
+    ...(parent.approvalTimeoutSeconds !== undefined ? { approvalTimeoutSeconds: parent.approvalTimeoutSeconds } : {}),
+    ...(parent.timeouts ? { timeouts: parent.timeouts } : {}),
+    ...(parent.mcpServers ? { mcpServers: parent.mcpServers } : {}),
+    ...(parent.contextWindowTokens !== undefined ? { contextWindowTokens: parent.contextWindowTokens } : {}),
+    maxSubagentDepth: plan.maxDepth,
+    subagent: { depth: plan.depth + 1, ...(definition ? { agent: definition.name } : {}) },
+  };
+}
+
+/** What the Web UI shows for the child: its agent and its task. */
+export function childSummary(call: TaskCall, agent: string | undefined): string {
+  const label = call.description ?? call.prompt.split('\n', 1)[0]!.trim();
+  return `subagent ${agent ?? 'general'}: ${label}`.slice(0, 200);
+}
+
+export function childDetails(p: {
+  parentWorkflowId: string;
+  depth: number;
+  agent?: string;
+  tools: readonly string[] | undefined;
+  maxBudgetUsd?: number;
+  prompt: string;
+}): string {
+  return [
+    `**subagent** of ${p.parentWorkflowId} · depth ${p.depth}`,
+    `agent: ${p.agent ?? 'general-purpose'}`,
+    `tools: ${p.tools?.length ? p.tools.join(', ') : '(none)'}`,
+    ...(p.maxBudgetUsd !== undefined ? [`budget left: ${p.maxBudgetUsd.toFixed(4)} USD`] : []),
+    `task: ${p.prompt.slice(0, 500)}`,
+  ].join('\n');
+}

@@ -1,0 +1,73 @@
+import { workflowInfo } from '@temporalio/workflow';
+import type { RunContinuation, RunEventInput } from '../../shared/run';
+import type { Approvals } from '../approvals';
+import type { ModelCalls } from '../model-calls';
+import type { RunState } from '../run-state';
+import type { ParsedInput } from '../settings';
+import { inputDefinitions, loadWorkerDefinitions, mergeDefinitions } from './definitions';
+import type { SubagentPlan } from './plan';
+import { reportToParent } from './reporter';
+import { SubagentTree } from './tree';
+
+export { subagentPlan, type SubagentPlan } from './plan';
+export { SubagentTree } from './tree';
+
+/**
+ * The run's part in a tree of agents (docs/subagents.md): its subagents when it offers `task`, and
+ * its reports to its parent when it is a subagent itself. Runs that are neither get nothing.
+ */
+export function joinTree(p: {
+  input: ParsedInput;
+  plan: SubagentPlan;
+  model: string;
+  state: RunState;
+  approvals: Approvals;
+  resume: RunContinuation | undefined;
+  emit(event: RunEventInput): void;
+  statusChanged(): void;
+  workspace(): string | undefined;
+}): SubagentTree | undefined {
+  const info = workflowInfo();
+  const tree = p.plan.offersTask
+    ? new SubagentTree(
+        {
+          workflowId: info.workflowId,
+          input: p.input,
+          plan: p.plan,
+          model: p.model,
+          state: p.state,
+          emit: p.emit,
+          statusChanged: p.statusChanged,
+          workspace: p.workspace,
+          denied: p.input.permissions?.task === 'deny',
+        },
+        p.resume?.taskCount,
+      )
+    : undefined;
+  if (tree) p.approvals.linkRemote(tree);
+  if (p.input.subagent && info.parent) {
+    reportToParent({
+      parentWorkflowId: info.parent.workflowId,
+      workflowId: info.workflowId,
+      ...(p.input.subagent.agent !== undefined ? { agent: p.input.subagent.agent } : {}),
+      state: p.state,
+      approvals: p.approvals,
+    });
+  }
+  return tree;
+}
+
+/** At each execution's start: the agents the run may name (input's and the worker's), offered to the model. */
+export async function offerTask(
+  tree: SubagentTree,
+  p: {
+    input: ParsedInput;
+    workspace: string | undefined;
+    modelCalls: ModelCalls;
+    emit(event: RunEventInput): void;
+  },
+): Promise<void> {
+  const loaded = await loadWorkerDefinitions(p.workspace, (message) => p.emit({ kind: 'notice', message }));
+  tree.useDefinitions(mergeDefinitions(inputDefinitions(p.input.agents), loaded));
+  p.modelCalls.useWorkflowTools([tree.spec()]);
+}

@@ -1,0 +1,277 @@
+import {
+  CancellationScope,
+  ChildWorkflowCancellationType,
+  ParentClosePolicy,
+  isCancellation,
+  setHandler,
+  startChild,
+  type ChildWorkflowHandle,
+} from '@temporalio/workflow';
+import { WORKFLOW_TYPE } from '../../shared/constants';
+import { cutBytes, cutChars } from '../../shared/bounds';
+import { toolResultBlock } from '../../shared/conversation';
+import type { ToolResultBlock, ToolSpec, ToolUseBlock } from '../../shared/messages';
+import type { AgentRunResult, ExitReason, PendingApproval, RunEventInput } from '../../shared/run';
+import {
+  subagentDecisionSignal,
+  subagentReportSignal,
+  type AgentDefinition,
+  type SubagentDecision,
+  type SubagentSummary,
+} from '../../shared/subagents';
+import type { RemoteApprovals } from '../approvals';
+import { failureMessage } from '../model-calls';
+import type { RunState } from '../run-state';
+import type { ParsedInput } from '../settings';
+import { childDetails, childInput, childSummary } from './child-input';
+import type { SubagentPlan } from './plan';
+import { NO_SPEND, addTreeSpend, approvalsOf, spendOf, type Spend } from './spend';
+import { answerBlock, resultOf } from './outcome';
+import { parseTaskCall, taskToolSpec } from './task-tool';
+
+export interface TreeContext {
+  workflowId: string;
+  input: ParsedInput;
+  plan: SubagentPlan;
+  model: string;
+  state: RunState;
+  emit(event: RunEventInput): void;
+  /** Status changed outside the loop (a report, an approval below): write it where operators look. */
+  statusChanged(): void;
+  /** The workspace's real path once run start recorded it. */
+  workspace(): string | undefined;
+  /** `permissions.task === 'deny'` refuses every task call. */
+  denied: boolean;
+}
+
+interface Running {
+  workflowId: string;
+  toolUseId: string;
+  agent?: string;
+  description?: string;
+  scope: CancellationScope;
+  handle?: ChildWorkflowHandle<() => Promise<AgentRunResult>>;
+  reported: Spend;
+  approvals: PendingApproval[];
+  /** Why the parent stopped it, when it did. */
+  stopped?: string;
+}
+
+/**
+ * The subagents of one run (docs/subagents.md): `task` calls start child `agentWorkflow`s, their
+ * spending joins this run's totals (reports while they run, their result when they end), the
+ * budget stops the whole tree, and their pending approvals are decided through this run.
+ */
+export class SubagentTree implements RemoteApprovals {
+  /** `task` calls so far (carried across continue-as-new): child ids never repeat within a run. */
+  taskCount: number;
+  private definitions: AgentDefinition[] = [];
+  private readonly running = new Map<string, Running>();
+
+  constructor(
+    private readonly c: TreeContext,
+    carriedTaskCount: number | undefined,
+  ) {
+    this.taskCount = carriedTaskCount ?? 0;
+    setHandler(subagentReportSignal, (raw: unknown) => this.onReport(raw));
+  }
+
+  useDefinitions(definitions: AgentDefinition[]): void {
+    this.definitions = definitions;
+  }
+
+  spec(): ToolSpec {
+    return taskToolSpec(this.definitions);
+  }
+
+  summaries(): SubagentSummary[] {
+    return [...this.running.values()].map((r) => ({
+      workflowId: r.workflowId,
+      toolUseId: r.toolUseId,
+      ...(r.agent !== undefined ? { agent: r.agent } : {}),
+      ...(r.description !== undefined ? { description: r.description } : {}),
+    }));
+  }
+
+  list(): PendingApproval[] {
+    return [...this.running.values()].flatMap((r) => r.approvals);
+  }
+
+  has(toolUseId: string): boolean {
+    return this.childWaitingFor(toolUseId) !== undefined;
+  }
+
+  /** Passes a decision down to the subagent the call waits in (or the one above it). */
+  async forward(decision: SubagentDecision): Promise<string> {
+    const child = this.childWaitingFor(decision.toolUseId);
+    if (!child?.handle) return '';
+    const name = child.approvals.find((a) => a.toolUseId === decision.toolUseId)?.name ?? '';
+    // Decided once: the call leaves this run's list now; the child's next report confirms it.
+    child.approvals = child.approvals.filter((a) => a.toolUseId !== decision.toolUseId);
+    this.c.statusChanged();
+    await child.handle.signal(subagentDecisionSignal, decision);
+    return name;
+  }
+
+  carried(): { taskCount?: number } {
+    return this.taskCount > 0 ? { taskCount: this.taskCount } : {};
+  }
+
+  /** Runs one `task` call to its end; every outcome but this run's own stop is a tool result. */
+  async run(toolUse: ToolUseBlock): Promise<ToolResultBlock> {
+    const { c } = this;
+    const call = parseTaskCall(toolUse.input);
+    if (typeof call === 'string') return this.refuse(toolUse, call);
+    if (c.denied) return this.refuse(toolUse, "Error: the operator's policy does not allow tool 'task' in this run.");
+    const definition = call.agent !== undefined ? this.definitions.find((d) => d.name === call.agent) : undefined;
+    if (call.agent !== undefined && !definition) {
+      const names = this.definitions.map((d) => d.name);
+      return this.refuse(
+        toolUse,
+        `Error: unknown agent '${call.agent}'. Available agents: ${names.length ? names.join(', ') : '(none)'}; ` +
+          'omit "agent" for a general-purpose subagent.',
+      );
+    }
+    const budget = c.input.maxBudgetUsd;
+    if (c.state.overBudget(budget)) {
+      return this.refuse(toolUse, "Error: not run: the run's budget (maxBudgetUsd) is spent.");
+    }
+    const remaining = budget !== undefined && c.state.costUsd !== null ? budget - c.state.costUsd : budget;
+    const workflowId = `${c.workflowId}.task-${++this.taskCount}`;
+    const input = childInput({
+      parent: c.input,
+      plan: c.plan,
+      workspace: c.workspace(),
+      model: c.model,
+      call,
+      ...(definition ? { definition } : {}),
+      ...(remaining !== undefined ? { remainingBudgetUsd: remaining } : {}),
+    });
+    const running: Running = {
+      workflowId,
+      toolUseId: toolUse.id,
+      ...(definition ? { agent: definition.name } : {}),
+      ...(call.description !== undefined ? { description: call.description } : {}),
+      scope: new CancellationScope(),
+      reported: NO_SPEND,
+      approvals: [],
+    };
+    this.running.set(workflowId, running);
+    c.state.activeTools.set(toolUse.id, toolUse.name);
+    c.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: toolUse.input });
+    c.emit({
+      kind: 'subagent_started',
+      toolUseId: toolUse.id,
+      workflowId,
+      ...(running.agent !== undefined ? { agent: running.agent } : {}),
+      ...(running.description !== undefined ? { description: running.description } : {}),
+      depth: c.plan.depth + 1,
+    });
+    let outcome: { result?: AgentRunResult; error?: unknown };
+    try {
+      outcome = {
+        result: await running.scope.run(async () => {
+          running.handle = await startChild<() => Promise<AgentRunResult>>(WORKFLOW_TYPE, {
+            workflowId,
+            args: [input] as never,
+            // The child learns of the parent's end and records its own (cancelled), instead of vanishing.
+            parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+            cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+            staticSummary: childSummary(call, running.agent),
+            staticDetails: childDetails({
+              parentWorkflowId: c.workflowId,
+              depth: c.plan.depth + 1,
+              ...(running.agent !== undefined ? { agent: running.agent } : {}),
+              tools: input.tools,
+              ...(input.maxBudgetUsd !== undefined ? { maxBudgetUsd: input.maxBudgetUsd } : {}),
+              prompt: call.prompt,
+            }),
+          });
+          return running.handle.result();
+        }),
+      };
+    } catch (err) {
+      outcome = { error: err };
+    } finally {
+      this.running.delete(workflowId);
+      c.state.activeTools.delete(toolUse.id);
+    }
+    const final = outcome.result ?? resultOf(outcome.error);
+    if (final) running.reported = addTreeSpend(c.state, running.reported, final);
+    if (c.state.overBudget(c.input.maxBudgetUsd)) this.stopAll("the run's budget (maxBudgetUsd) is spent");
+    const exitReason: ExitReason =
+      final?.exitReason ?? (running.stopped || isCancellation(outcome.error) ? 'cancelled' : 'failed');
+    c.emit({
+      kind: 'subagent_finished',
+      toolUseId: toolUse.id,
+      workflowId,
+      exitReason,
+      usage: running.reported.usage,
+      costUsd: running.reported.costUsd,
+    });
+    c.statusChanged();
+    // This run is stopping (interrupt, cancel): the child has ended too; the stop goes on up.
+    if (outcome.error !== undefined && CancellationScope.current().consideredCancelled) throw outcome.error;
+    const block = outcome.result
+      ? answerBlock(toolUse.id, workflowId, outcome.result)
+      : toolResultBlock(toolUse.id, this.failureText(workflowId, running, outcome.error, final), true);
+    c.emit({
+      kind: 'tool_call_finished',
+      toolUseId: toolUse.id,
+      name: toolUse.name,
+      isError: block.is_error === true,
+      preview: block.content.slice(0, 200),
+    });
+    return block;
+  }
+
+  private failureText(workflowId: string, r: Running, err: unknown, result: AgentRunResult | undefined): string {
+    if (r.stopped) return `Error: subagent ${workflowId} was stopped: ${r.stopped}. Its work so far is lost.`;
+    if (result) {
+      return (
+        `Error: subagent ${workflowId} ended '${result.exitReason}'` +
+        `${result.error ? `: ${cutChars(result.error.message, 2_000)}` : ''}` +
+        (result.finalText ? `\nIts last text:\n${cutBytes(result.finalText, 4_000)}` : '')
+      );
+    }
+    return `Error: subagent ${workflowId} did not finish: ${cutChars(failureMessage(err), 2_000)}`;
+  }
+
+  private refuse(toolUse: ToolUseBlock, content: string): ToolResultBlock {
+    this.c.emit({
+      kind: 'tool_call_finished',
+      toolUseId: toolUse.id,
+      name: toolUse.name,
+      isError: true,
+      preview: content,
+    });
+    return toolResultBlock(toolUse.id, content, true);
+  }
+
+  private childWaitingFor(toolUseId: string): Running | undefined {
+    for (const r of this.running.values()) if (r.approvals.some((a) => a.toolUseId === toolUseId)) return r;
+    return undefined;
+  }
+
+  /** A child's report: its tree's spending so far and its pending approvals. Anything else is ignored. */
+  private onReport(raw: unknown): void {
+    const from = raw && typeof raw === 'object' ? (raw as { workflowId?: unknown }).workflowId : undefined;
+    const child = typeof from === 'string' ? this.running.get(from) : undefined;
+    if (!child) return;
+    const spend = spendOf(raw);
+    if (spend) child.reported = addTreeSpend(this.c.state, child.reported, spend);
+    child.approvals = approvalsOf((raw as { pendingApprovals?: unknown }).pendingApprovals, child.workflowId);
+    this.c.statusChanged();
+    if (this.c.state.overBudget(this.c.input.maxBudgetUsd)) this.stopAll("the run's budget (maxBudgetUsd) is spent");
+  }
+
+  /** Cancels every running subagent (each records its end); their tool results say why. */
+  stopAll(reason: string): void {
+    for (const r of this.running.values()) {
+      if (r.stopped) continue;
+      r.stopped = reason;
+      this.c.emit({ kind: 'notice', message: `stopping subagent ${r.workflowId}: ${reason}` });
+      r.scope.cancel();
+    }
+  }
+}
