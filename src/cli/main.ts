@@ -39,7 +39,7 @@ Usage:
   durable-agent interrupt <id> [--reason R]
   durable-agent result <id> [--json [--messages]]
   durable-agent list [--status S] [--limit N] [--query Q] [--json]
-  durable-agent worker [--workspace-root DIR]...  (runs' workspaces must be inside a root; default: here)
+  durable-agent worker [--workspace-root DIR]... [--agents-dir DIR]  (runs' workspaces must be inside a root; default: here)
   durable-agent server [--ui-port N] [--db-filename FILE]
   durable-agent codec-server [--port N]       (decrypts payloads for the Web UI; see docs/encryption.md)
 
@@ -299,9 +299,18 @@ export async function main(argv: string[]): Promise<number> {
       return listCommand(flags, await connectClient(config), say);
     }
     case 'worker': {
-      const { values } = parseArgs({ args: rest, options: { 'workspace-root': { type: 'string', multiple: true } } });
+      const { values } = parseArgs({
+        args: rest,
+        options: { 'workspace-root': { type: 'string', multiple: true }, 'agents-dir': { type: 'string' } },
+      });
       const roots = values['workspace-root'];
-      return runWorkerCommand({ config, out: say, ...(roots?.length ? { workspaceRoots: roots } : {}) });
+      const agentsDir = values['agents-dir'];
+      return runWorkerCommand({
+        config,
+        out: say,
+        ...(roots?.length ? { workspaceRoots: roots } : {}),
+        ...(agentsDir !== undefined ? { agentsDir } : {}),
+      });
     }
     case 'server': {
       const { values } = parseArgs({
