@@ -3,6 +3,7 @@ import { EVENT_ANSWER_CHARS, describeToolCall } from '../shared';
 import { CUT_INPUT_NOTE, formatApproval, inputLines, previewWasCut } from './approval-view';
 import { isLive, type RunStatusReport } from './run-status';
 import { visibleLine as one, visibleText as body } from './terminal-text';
+import { approvalOrigin, formatSubagentEvent, subagentStateLines } from './subagent-progress';
 
 const nf = new Intl.NumberFormat('en-US');
 
@@ -76,6 +77,9 @@ export function formatEvent(event: RunEvent, runId = '<run-id>'): string | undef
       return `… waiting for a message: durable-agent send ${one(runId)} "<message>" (Ctrl-C ends the session)`;
     case 'run_finished':
       return undefined;
+    case 'subagent_started':
+    case 'subagent_finished':
+      return formatSubagentEvent(event);
     default: {
       const unknown: never = event;
       return one(JSON.stringify(unknown));
@@ -94,10 +98,11 @@ export function formatState(id: string, state: AgentRunState): string {
     `last stop   ${one(state.lastStopReason ?? '-')}`,
     `tools       ${state.activeTools.length ? one(state.activeTools.join(', ')) : '-'}`,
     ...state.pendingApprovals.flatMap((a) => [
-      `approval    ${one(a.toolUseId)}: ${one(a.name)} would run with this input:`,
+      `approval    ${one(a.toolUseId)}: ${one(a.name)}${approvalOrigin(a)} would run with this input:`,
       ...inputLines(a.input),
       ...(previewWasCut(a.input) ? [`  ! ${CUT_INPUT_NOTE}`] : []),
     ]),
+    ...subagentStateLines(state),
     ...(state.pendingMessages ? [`messages    ${state.pendingMessages} waiting`] : []),
     ...(state.session ? ['session     yes'] : []),
   ].join('\n');

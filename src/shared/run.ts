@@ -15,6 +15,7 @@ import { outputSchemaSchema } from './output-schema';
 import { toolChoiceProblem, toolChoiceSchema } from './tool-choice';
 import type { ConversationSnapshot } from './conversation';
 import type { StopReason, Usage } from './messages';
+import type { SubagentApprovalOrigin, SubagentSummary } from './subagents';
 
 /** Names of the built-in tools. The registry on the worker must provide exactly these. */
 export const BUILTIN_TOOL_NAMES = ['bash', 'read_file', 'write_file', 'edit_file', 'glob', 'grep'] as const;
@@ -329,6 +330,8 @@ export interface PendingApproval {
   input: unknown;
   /** Epoch ms after which the call is denied automatically. */
   deadline: number;
+  /** The call waits in a descendant run (a subagent); `approve <this run> <toolUseId>` decides it. */
+  subagent?: SubagentApprovalOrigin;
 }
 
 export interface AgentRunState {
@@ -346,6 +349,8 @@ export interface AgentRunState {
   /** User messages accepted by `send` and not yet given to the model. */
   pendingMessages: number;
   session: boolean;
+  /** Subagents running now (absent in runs that never start one). */
+  subagents?: SubagentSummary[];
 }
 
 export interface AgentRunResult {
@@ -387,7 +392,26 @@ export type RunEvent =
   /** `truncated`: the text was cut to EVENT_ANSWER_CHARS; the whole answer is in the result. */
   | { seq: number; kind: 'answer'; text: string; truncated?: boolean }
   | { seq: number; kind: 'awaiting_input' }
-  | { seq: number; kind: 'run_finished'; exitReason: ExitReason; finalText: string; truncated?: boolean };
+  | { seq: number; kind: 'run_finished'; exitReason: ExitReason; finalText: string; truncated?: boolean }
+  /** A `task` call started a child run (docs/subagents.md); `depth` is the child's (1 under a top-level run). */
+  | {
+      seq: number;
+      kind: 'subagent_started';
+      toolUseId: string;
+      workflowId: string;
+      agent?: string;
+      description?: string;
+      depth: number;
+    }
+  | {
+      seq: number;
+      kind: 'subagent_finished';
+      toolUseId: string;
+      workflowId: string;
+      exitReason: ExitReason;
+      usage: Usage;
+      costUsd: number | null;
+    };
 
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 export type RunEventInput = DistributiveOmit<RunEvent, 'seq'>;
