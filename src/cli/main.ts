@@ -38,7 +38,7 @@ Usage:
   durable-agent status <id> [--json]
   durable-agent interrupt <id> [--reason R]
   durable-agent result <id> [--json [--messages]]
-  durable-agent list [--status S] [--limit N] [--query Q] [--json]
+  durable-agent list [--status S] [--limit N] [--query Q] [--top-level] [--json]
   durable-agent worker [--workspace-root DIR]... [--agents-dir DIR]  (runs' workspaces must be inside a root; default: here)
   durable-agent server [--ui-port N] [--db-filename FILE]
   durable-agent codec-server [--port N]       (decrypts payloads for the Web UI; see docs/encryption.md)
@@ -287,6 +287,7 @@ export async function main(argv: string[]): Promise<number> {
           limit: { type: 'string' },
           query: { type: 'string' },
           json: { type: 'boolean', default: false },
+          'top-level': { type: 'boolean', default: false },
         },
       });
       const status = values.status;
@@ -295,7 +296,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       const limit = numberFlag('limit', values.limit, true) ?? DEFAULT_LIST_LIMIT;
       if (limit < 1) throw new UsageError(`--limit must be at least 1, got ${limit}`);
-      const flags = { status, limit, query: values.query, json: values.json ?? false };
+      const flags = { status, limit, query: values.query, json: values.json ?? false, topLevel: values['top-level'] };
       return listCommand(flags, await connectClient(config), say);
     }
     case 'worker': {
