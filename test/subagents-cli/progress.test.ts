@@ -1,5 +1,5 @@
-import type { EventsPage, RunEvent, Usage } from '../../src/shared';
-import { formatEvent } from '../../src/cli/format';
+import type { AgentRunState, EventsPage, RunEvent, Usage } from '../../src/shared';
+import { formatEvent, formatState } from '../../src/cli/format';
 import { MAX_FOLLOW_DEPTH, MAX_FOLLOWED, SubagentProgress } from '../../src/cli/subagent-progress';
 
 /**
@@ -147,4 +147,32 @@ test('what a child run wrote cannot steer the terminal', async () => {
   expect(lines.join('\n')).not.toContain('\u001b');
   expect(lines.join('\n')).not.toContain('\u0007');
   expect(lines).toContain('  │ “hi␛[2J␛]0;pwned␇”');
+});
+
+test('status lists the running subagents and says which descendant an approval waits in', () => {
+  const state: AgentRunState = {
+    status: 'awaiting_approval',
+    iteration: 2,
+    maxIterations: 10,
+    usage,
+    costUsd: 0.01,
+    activeTools: ['task'],
+    model: 'm',
+    pendingApprovals: [
+      {
+        toolUseId: 'toolu_9',
+        name: 'bash',
+        input: { command: 'rm -rf build' },
+        deadline: 0,
+        subagent: { workflowId: 'p.task-1', agent: 'cleaner' },
+      },
+    ],
+    pendingMessages: 0,
+    session: false,
+    subagents: [{ workflowId: 'p.task-1', toolUseId: 'toolu_1', agent: 'cleaner', description: 'clean\u001b[2J up' }],
+  };
+  const text = formatState('p', state);
+  expect(text).toContain('subagent    p.task-1 (cleaner): clean␛[2J up · task call toolu_1');
+  expect(text).toContain('approval    toolu_9: bash (in subagent cleaner, run p.task-1) would run with this input:');
+  expect(formatState('p', { ...state, subagents: undefined, pendingApprovals: [] })).not.toContain('subagent');
 });
