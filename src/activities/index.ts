@@ -24,6 +24,7 @@ import { modelProgress } from './model-progress';
 import { proseProgress } from './prose-progress';
 import { createHookActivities } from './hooks';
 import { createContextActivities } from './context';
+import { createAgentActivities } from './agents';
 import { workerSettingsPath, type FunctionHooks } from '../hooks';
 import { WorkspaceError } from '../tools/workspace';
 import { WorkspacePolicy } from '../tools/workspace-roots';
@@ -60,6 +61,8 @@ export interface ActivityDeps {
   workspaceRoots?: string[];
   /** MCP servers (docs/mcp.md): worker-wide servers and file, pool settings, or a runtime to share. */
   mcp?: McpWorkerOptions | McpRuntime;
+  /** The operator's agents folder (docs/subagents.md): default `DURABLE_AGENT_AGENTS_DIR`, else `~/.durable-agent/agents`. */
+  agentsDir?: string;
 }
 
 /**
@@ -263,6 +266,11 @@ export function createActivities(deps: ActivityDeps) {
     toolNames: deps.tools.names(),
   });
   const contextActivities = createContextActivities({ tools: deps.tools, defaultWorkspace, workspaces });
+  const agentActivities = createAgentActivities({
+    ...(deps.agentsDir !== undefined ? { agentsDir: deps.agentsDir } : {}),
+    defaultWorkspace,
+    verifyWorkspace: (workspace) => workspaces.verify(workspace),
+  });
 
   /**
    * Run start: the workspace, admitted by the worker's rules and resolved to the real path every
@@ -297,6 +305,7 @@ export function createActivities(deps: ActivityDeps) {
       mcp.listMcpTools({ ...input, workspace: await workspaces.verify(input.workspace ?? defaultWorkspace) }),
     checkOutput,
     keepFinalMessages,
+    loadAgentDefinitions: agentActivities.loadAgentDefinitions,
   };
 }
 

@@ -73,7 +73,7 @@ function sameRecord(a: unknown, b: unknown): boolean {
  * The same approvals with each cut input replaced by the whole one from history, where it can be
  * read. Any failure leaves the cut record (which the CLI then marks as cut).
  */
-export async function withWholeInputs<T extends Pick<PendingApproval, 'toolUseId' | 'input'>>(
+export async function withWholeInputs<T extends Pick<PendingApproval, 'toolUseId' | 'input' | 'subagent'>>(
   client: WorkflowClient,
   workflowId: string,
   approvals: T[],
@@ -81,7 +81,10 @@ export async function withWholeInputs<T extends Pick<PendingApproval, 'toolUseId
   return Promise.all(
     approvals.map(async (a) => {
       if (!previewWasCut(a.input)) return a;
-      const whole = await wholeToolInput(client, workflowId, a.toolUseId, a.input).catch(() => undefined);
+      // A descendant's call is in the descendant's history (only a run under this one is read).
+      const child = a.subagent?.workflowId;
+      const where = child?.startsWith(`${workflowId}.`) ? child : workflowId;
+      const whole = await wholeToolInput(client, where, a.toolUseId, a.input).catch(() => undefined);
       return whole === undefined ? a : { ...a, input: whole };
     }),
   );

@@ -3,6 +3,7 @@ import { DONE_TOOL_NAME, EVENT_ANSWER_CHARS, EVENT_TOOL_OUTPUT_CHARS, describeTo
 import { CUT_INPUT_NOTE, formatApproval, inputLines, previewWasCut } from './approval-view';
 import { isLive, type RunStatusReport } from './run-status';
 import { visibleLine as one, visibleText as body } from './terminal-text';
+import { approvalOrigin, formatSubagentEvent, subagentStateLines } from './subagent-progress';
 
 const nf = new Intl.NumberFormat('en-US');
 
@@ -79,9 +80,8 @@ export function formatEvent(event: RunEvent, runId = '<run-id>'): string | undef
     case 'run_finished':
       return undefined;
     case 'subagent_started':
-      return `  ⇢ subagent ${one(event.agent ?? 'general')} ${one(event.workflowId)}${event.description ? `: ${one(event.description)}` : ''}`;
     case 'subagent_finished':
-      return `  ⇠ subagent ${one(event.workflowId)} ${one(event.exitReason)} · ${formatCost(event.costUsd)}`;
+      return formatSubagentEvent(event);
     default: {
       const unknown: never = event;
       return one(JSON.stringify(unknown));
@@ -143,10 +143,11 @@ export function formatState(id: string, state: AgentRunState): string {
     `last stop   ${one(state.lastStopReason ?? '-')}`,
     `tools       ${state.activeTools.length ? one(state.activeTools.join(', ')) : '-'}`,
     ...state.pendingApprovals.flatMap((a) => [
-      `approval    ${one(a.toolUseId)}: ${one(a.name)} would run with this input:`,
+      `approval    ${one(a.toolUseId)}: ${one(a.name)}${approvalOrigin(a)} would run with this input:`,
       ...inputLines(a.input),
       ...(previewWasCut(a.input) ? [`  ! ${CUT_INPUT_NOTE}`] : []),
     ]),
+    ...subagentStateLines(state),
     ...(state.pendingMessages ? [`messages    ${state.pendingMessages} waiting`] : []),
     ...(state.session ? ['session     yes'] : []),
   ].join('\n');

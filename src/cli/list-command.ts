@@ -27,6 +27,8 @@ export interface ListFlags {
   limit: number;
   /** A raw visibility query; replaces the default filter. */
   query?: string;
+  /** `--top-level`: only runs no workflow started as its child (no subagents). */
+  topLevel?: boolean;
   json: boolean;
 }
 
@@ -75,12 +77,21 @@ export function statusFilter(status: string): string {
  * continue-as-new successor, unless `--status continued` asks for them), or the raw `--query`;
  * `--status` narrows either.
  */
-export function listQuery(flags: Pick<ListFlags, 'status' | 'query'>): string {
+export function listQuery(flags: Pick<ListFlags, 'status' | 'query' | 'topLevel'>): string {
   const base = flags.query?.trim();
   const status = flags.status ? statusFilter(flags.status) : undefined;
-  if (base) return status ? `(${base}) AND ${status}` : base;
-  return [`WorkflowType = '${WORKFLOW_TYPE}'`, status ?? `ExecutionStatus != 'ContinuedAsNew'`].join(' AND ');
+  const topLevel = flags.topLevel ? [TOP_LEVEL_FILTER] : [];
+  if (base) {
+    const narrowed = [...(status ? [status] : []), ...topLevel];
+    return narrowed.length ? [`(${base})`, ...narrowed].join(' AND ') : base;
+  }
+  return [`WorkflowType = '${WORKFLOW_TYPE}'`, status ?? `ExecutionStatus != 'ContinuedAsNew'`, ...topLevel].join(
+    ' AND ',
+  );
 }
+
+/** Runs without a parent workflow: subagents (child runs) are left out. */
+export const TOP_LEVEL_FILTER = 'ParentWorkflowId IS NULL';
 
 export function toListing(info: WorkflowExecutionInfo): RunListing {
   const { stored, iterations, costUsd, model } = indexedFigures(info);
@@ -100,7 +111,7 @@ export function toListing(info: WorkflowExecutionInfo): RunListing {
 }
 
 /** Up to `limit` runs matching the query, in the server's order (open runs first, then most recently closed). */
-export async function listRuns(client: Client, flags: Pick<ListFlags, 'status' | 'query' | 'limit'>) {
+export async function listRuns(client: Client, flags: Pick<ListFlags, 'status' | 'query' | 'limit' | 'topLevel'>) {
   const query = listQuery(flags);
   const runs: RunListing[] = [];
   try {

@@ -38,8 +38,8 @@ Usage:
   durable-agent status <id> [--json]
   durable-agent interrupt <id> [--reason R]
   durable-agent result <id> [--json [--messages]]
-  durable-agent list [--status S] [--limit N] [--query Q] [--json]
-  durable-agent worker [--workspace-root DIR]...  (runs' workspaces must be inside a root; default: here)
+  durable-agent list [--status S] [--limit N] [--query Q] [--top-level] [--json]
+  durable-agent worker [--workspace-root DIR]... [--agents-dir DIR]  (runs' workspaces must be inside a root; default: here)
   durable-agent server [--ui-port N] [--db-filename FILE]
   durable-agent codec-server [--port N]       (decrypts payloads for the Web UI; see docs/encryption.md)
 
@@ -48,7 +48,8 @@ Every command takes --profile P: a connection profile of the Temporal config fil
 Environment: the Temporal connection as the temporal CLI reads it (TEMPORAL_ADDRESS 127.0.0.1:7233,
 TEMPORAL_NAMESPACE default, TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE),
 TEMPORAL_TASK_QUEUE (durable-agent), ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL,
-DURABLE_AGENT_MODEL, DURABLE_AGENT_CODEC_KEYS, DURABLE_AGENT_SANDBOX, DURABLE_AGENT_WORKSPACE_ROOTS, TEMPORAL_UI_URL.`;
+DURABLE_AGENT_MODEL, DURABLE_AGENT_CODEC_KEYS, DURABLE_AGENT_SANDBOX, DURABLE_AGENT_WORKSPACE_ROOTS, DURABLE_AGENT_AGENTS_DIR,
+TEMPORAL_UI_URL.`;
 
 /** Raised for bad command lines: printed with the usage, exit code 2. */
 class UsageError extends Error {}
@@ -287,6 +288,7 @@ export async function main(argv: string[]): Promise<number> {
           limit: { type: 'string' },
           query: { type: 'string' },
           json: { type: 'boolean', default: false },
+          'top-level': { type: 'boolean', default: false },
         },
       });
       const status = values.status;
@@ -295,13 +297,22 @@ export async function main(argv: string[]): Promise<number> {
       }
       const limit = numberFlag('limit', values.limit, true) ?? DEFAULT_LIST_LIMIT;
       if (limit < 1) throw new UsageError(`--limit must be at least 1, got ${limit}`);
-      const flags = { status, limit, query: values.query, json: values.json ?? false };
+      const flags = { status, limit, query: values.query, json: values.json ?? false, topLevel: values['top-level'] };
       return listCommand(flags, await connectClient(config), say);
     }
     case 'worker': {
-      const { values } = parseArgs({ args: rest, options: { 'workspace-root': { type: 'string', multiple: true } } });
+      const { values } = parseArgs({
+        args: rest,
+        options: { 'workspace-root': { type: 'string', multiple: true }, 'agents-dir': { type: 'string' } },
+      });
       const roots = values['workspace-root'];
-      return runWorkerCommand({ config, out: say, ...(roots?.length ? { workspaceRoots: roots } : {}) });
+      const agentsDir = values['agents-dir'];
+      return runWorkerCommand({
+        config,
+        out: say,
+        ...(roots?.length ? { workspaceRoots: roots } : {}),
+        ...(agentsDir !== undefined ? { agentsDir } : {}),
+      });
     }
     case 'server': {
       const { values } = parseArgs({

@@ -18,6 +18,7 @@ import { lineSink, streamSink, type LiveSink } from './live-text';
 import { Spinner } from './spinner';
 import { inertJson, visibleLine } from './terminal-text';
 import { withWholeApprovalInputs } from './approval-input';
+import { SubagentProgress } from './subagent-progress';
 
 export interface RunFlags {
   prompt: string;
@@ -204,6 +205,12 @@ export async function follow(
   const spinner = new Spinner();
   const lines = options.live ? undefined : lineSink(out);
   const printer = new RunPrinter(options.live ?? lines!, out, spinner, handle.workflowId);
+  // Subagents' own events, indented under the task call that started them (subagent-progress.ts).
+  const subagents = new SubagentProgress(
+    (line) => (printer.close(), out(line)),
+    (id, after) => queryEvents(handle.client.getHandle(id) as AgentHandle, after),
+    handle.workflowId,
+  );
   const onSigint = () => {
     if (interrupted) process.exit(130);
     interrupted = true;
@@ -233,7 +240,8 @@ export async function follow(
     const page = await queryEvents(handle, cursor);
     contact.back();
     // An approval must show the whole input that would run: the events keep it cut.
-    printer.events(await withWholeApprovalInputs(handle.client, handle.workflowId, page.events));
+    const events = await withWholeApprovalInputs(handle.client, handle.workflowId, page.events);
+    await subagents.page(events, (part) => printer.events(part));
     cursor = page.cursor;
   };
   const printLive = async () => {

@@ -43,6 +43,8 @@ export interface WorkerCommandOptions {
   installRuntime?: boolean;
   /** `--workspace-root DIR` (repeatable): where runs' workspaces may be; see docs/file-safety.md. */
   workspaceRoots?: string[];
+  /** `--agents-dir DIR`: the operator's agent definitions (docs/subagents.md#defining-agents). */
+  agentsDir?: string;
 }
 
 const DEFAULT_RETRY_INITIAL_MS = 1000;
@@ -67,7 +69,11 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   if (options.installRuntime !== false) installWorkerRuntime();
   const { address, namespace, taskQueue } = options.config;
   const base = options.deps ?? defaultActivityDeps(settings);
-  const deps = options.workspaceRoots?.length ? { ...base, workspaceRoots: options.workspaceRoots } : base;
+  const deps = {
+    ...base,
+    ...(options.workspaceRoots?.length ? { workspaceRoots: options.workspaceRoots } : {}),
+    ...(options.agentsDir !== undefined ? { agentsDir: options.agentsDir } : {}),
+  };
   let policy: WorkspacePolicy;
   try {
     // Checked before connecting: a root that is `/` or a system directory is the operator's mistake to fix.

@@ -35,6 +35,11 @@ export interface AgentPluginOptions {
   hooks?: FunctionHooks;
   /** The worker-wide hooks settings file. Default: `DURABLE_AGENT_SETTINGS`, else `~/.durable-agent/settings.json`. */
   settingsFile?: string;
+  /**
+   * The operator's folder of agent definitions (docs/subagents.md#defining-agents), which win over a
+   * workspace's. Default: `DURABLE_AGENT_AGENTS_DIR`, else `~/.durable-agent/agents` when it exists.
+   */
+  agentsDir?: string;
   /** The workspace of runs that name none. Default: the worker's working directory. */
   workspace?: string;
   /**
@@ -97,6 +102,7 @@ export function activityDeps(options: AgentPluginOptions): ActivityDeps {
     defaultWorkspace: options.workspace ?? process.cwd(),
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.settingsFile ? { settingsFile: options.settingsFile } : {}),
+    ...(options.agentsDir ? { agentsDir: options.agentsDir } : {}),
     ...(options.workspaceRoots ? { workspaceRoots: options.workspaceRoots } : {}),
     ...(options.mcpServers || options.mcp
       ? { mcp: { ...options.mcp, ...(options.mcpServers ? { servers: options.mcpServers } : {}) } }
@@ -118,6 +124,9 @@ export function checkOptions(options: AgentPluginOptions): void {
   }
   if (options.mcpServers !== undefined && (typeof options.mcpServers !== 'object' || options.mcpServers === null)) {
     throw new TypeError("AgentPlugin option mcpServers must be an object in Claude Code's mcpServers shape");
+  }
+  if (options.agentsDir !== undefined && typeof options.agentsDir !== 'string') {
+    throw new TypeError('AgentPlugin option agentsDir must be a directory path');
   }
   if (options.sandbox !== undefined && options.sandbox !== 'bwrap' && options.sandbox !== 'off') {
     throw new TypeError(`AgentPlugin option sandbox must be 'bwrap' or 'off', got '${String(options.sandbox)}'`);

@@ -91,6 +91,7 @@ test("the user's own activities stay next to the agent's; an agent activity name
         'checkOutput',
         'keepFinalMessages',
         'listMcpTools',
+        'loadAgentDefinitions',
         'prepareRun',
         'runHook',
         'runTool',

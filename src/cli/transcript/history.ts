@@ -29,6 +29,9 @@ export type HistoryRecord =
   | { kind: 'activity_completed'; scheduledEventId: string; activityType: string; result: unknown }
   | { kind: 'local_activity_completed'; activityType: string; result: unknown }
   | { kind: 'continued_as_new'; newRunId: string }
+  /** A child workflow the run started (a subagent, for `agentWorkflow` children) and its start input. */
+  | { kind: 'child_initiated'; eventId: string; workflowId: string; workflowType: string; input: unknown }
+  | { kind: 'child_started'; initiatedEventId: string }
   | { kind: 'closed'; status: ExecutionStatus; result?: unknown; reason?: string };
 
 export type ExecutionStatus = 'completed' | 'failed' | 'canceled' | 'terminated' | 'timed_out' | 'continued_as_new';
@@ -148,6 +151,20 @@ async function decodeEvent(
         activityType: baseActivityName(meta?.activity_type ?? ''),
         result: await decode(client, result),
       };
+    }
+    case EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED: {
+      const a = event.startChildWorkflowExecutionInitiatedEventAttributes;
+      return {
+        kind: 'child_initiated',
+        eventId: id,
+        workflowId: a?.workflowId ?? '',
+        workflowType: a?.workflowType?.name ?? '',
+        input: await decode(client, a?.input?.payloads).catch(() => undefined),
+      };
+    }
+    case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED: {
+      const a = event.childWorkflowExecutionStartedEventAttributes;
+      return { kind: 'child_started', initiatedEventId: String(a?.initiatedEventId ?? '') };
     }
     case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW: {
       const newRunId = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? '';

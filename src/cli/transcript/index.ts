@@ -1,10 +1,13 @@
 import type { Client } from '@temporalio/client';
 import { inertJson, visibleText } from '../terminal-text';
 import { executionRecords, firstRunId } from './history';
-import { renderMarkdown, type Write } from './markdown';
+import type { Write } from './markdown';
 import { TranscriptBuilder, type Transcript } from './rebuild';
+import { ChildRecords, readTree } from './subagents';
+import { renderTree } from './subagents-markdown';
 
 export type { Transcript, TranscriptCompaction, TranscriptExecution } from './rebuild';
+export type { TranscriptSubagent } from './subagents';
 
 /**
  * A run's whole conversation from its event history, across continue-as-new: needs the Temporal
@@ -12,7 +15,13 @@ export type { Transcript, TranscriptCompaction, TranscriptExecution } from './re
  * ContinuedAsNew event from the first execution of the run's newest chain.
  */
 export async function readTranscript(client: Client, workflowId: string): Promise<Transcript> {
+  return readTree((id) => readRun(client, id), workflowId);
+}
+
+/** One run's transcript, and the child runs its history shows it started (subagents). */
+async function readRun(client: Client, workflowId: string) {
   const builder = new TranscriptBuilder(workflowId);
+  const children = new ChildRecords();
   const seen = new Set<string>();
   let runId: string | undefined = await firstRunId(client, workflowId);
   while (runId && !seen.has(runId)) {
@@ -21,10 +30,11 @@ export async function readTranscript(client: Client, workflowId: string): Promis
     for await (const record of executionRecords(client, workflowId, runId)) {
       if (record.kind === 'continued_as_new') next = record.newRunId || undefined;
       builder.add(record);
+      children.add(record);
     }
     runId = next;
   }
-  return builder.transcript;
+  return { transcript: builder.transcript, children };
 }
 
 /**
@@ -41,7 +51,7 @@ export async function transcriptCommand(
   const transcript = await readTranscript(client, id);
   if (options.json) await writeJson(transcript, (chunk) => write(inertJson(chunk)));
   // Markdown is read on a terminal too: what the model and its tools wrote is made inert there.
-  else await renderMarkdown(transcript, (chunk) => write(visibleText(chunk)));
+  else await renderTree(transcript, (chunk) => write(visibleText(chunk)));
   return 0;
 }
 

@@ -12,7 +12,12 @@ export const FOLD_LINES = 20;
  * copy of a large transcript is built): tool calls as their JSON input, tool results in code
  * blocks (long ones folded), compactions and continue-as-new marked where they happened.
  */
-export async function renderMarkdown(t: Transcript, write: Write): Promise<void> {
+export async function renderMarkdown(
+  t: Transcript,
+  write: Write,
+  /** Called after each message (its index): subagents are nested there (subagents-markdown.ts). */
+  afterMessage?: (index: number) => Promise<void>,
+): Promise<void> {
   const compactions = new Map(t.compactions.map((c) => [c.atIndex, c]));
   const executions = new Map(t.executions.slice(1).map((e, i) => [e.firstMessageIndex, { ...e, number: i + 2 }]));
   await write(`# Transcript of ${t.workflowId}\n\n`);
@@ -44,6 +49,7 @@ export async function renderMarkdown(t: Transcript, write: Write): Promise<void>
     }
     const message = t.messages[i];
     if (message) await write(renderMessage(message, i + 1));
+    if (message && afterMessage) await afterMessage(i);
   }
 }
 

@@ -11,6 +11,7 @@ import {
   type WireMessage,
 } from '../../shared';
 import type { ExecutionStatus, HistoryRecord } from './history';
+import type { TranscriptSubagent } from './subagents';
 
 /** Where a compaction (or a drop of older turns at the hard cap) replaced the conversation. */
 export interface TranscriptCompaction {
@@ -50,6 +51,8 @@ export interface Transcript {
   result?: unknown;
   /** Why the last execution ended without a result (failed, terminated, …), when it says. */
   reason?: string;
+  /** Subagents the run started, each under its `task` call (transcript/subagents.ts). */
+  subagents?: TranscriptSubagent[];
 }
 
 interface PendingCall {
