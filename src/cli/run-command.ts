@@ -1,15 +1,12 @@
-import * as path from 'node:path';
 import { newRunId, queryEvents, runResult, startRun, interruptRun, type AgentHandle } from '../client';
 import type { TemporalConfig } from '../config';
 import { anthropicKeyPresent } from '../models';
 import { isReachable, webUiLink } from '../server/dev-server';
-import type { AgentRunInput, AgentRunResult, RunToolChoice, ToolProtocol } from '../shared';
+import type { AgentRunInput, AgentRunResult } from '../shared';
 import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL, contextWindowSetting, parseRunInput } from '../shared';
 import type { AgentWorker } from '../worker';
 import { ensureServer, startInlineWorker } from './environment';
 import { checkPromptSize } from './prompt-source';
-import { readMcpConfigFile } from '../mcp/config';
-import type { McpServerConfig } from '../shared/mcp';
 import { ServerContact, isServerUnavailable, serverAddressOf } from './server-contact';
 import { exitLine, formatResult } from './format';
 import { RunPrinter } from './live-events';
@@ -20,36 +17,15 @@ import { inertJson, visibleLine } from './terminal-text';
 import { withWholeApprovalInputs } from './approval-input';
 import { SubagentProgress } from './subagent-progress';
 
+/** What `run` was asked: the prompt, the run input its flags set (run-flags.ts), and the CLI's own choices. */
 export interface RunFlags {
   prompt: string;
-  model?: string;
-  maxIterations?: number;
-  maxBudgetUsd?: number;
-  maxTokens?: number;
-  workspace?: string;
-  systemPrompt?: string;
+  /** The run input from the flags; `run` fills in the model, the workspace and the context window. */
+  input: Omit<Partial<AgentRunInput>, 'prompt'>;
   id?: string;
   detach: boolean;
   json: boolean;
   inlineWorker: boolean;
-  session: boolean;
-  approve: boolean;
-  requireDoneTool: boolean;
-  approvalTimeoutSeconds?: number;
-  /** Commands (bash) may use the network; the sandbox gives them none otherwise. */
-  network: boolean;
-  /** `xml`: the text tool protocol, for models without native tool calling (docs/models.md). */
-  toolProtocol?: ToolProtocol;
-  /** `systemPrompt` replaces the assembled system prompt (`--system-replace`) instead of adding to it. */
-  systemReplace?: boolean;
-  /** A session's bound across all its messages (`maxIterations` then bounds each message). */
-  maxSessionIterations?: number;
-  /** A file in Claude Code's `{"mcpServers": …}` shape: the run's MCP servers (docs/mcp.md). */
-  mcpConfig?: string;
-  /** `--output-schema FILE`: the final answer must be JSON valid against this JSON Schema (docs/output.md). */
-  outputSchema?: Record<string, unknown>;
-  /** `--tool-choice`: `auto`, `none`, or a tool the first model call must call. */
-  toolChoice?: RunToolChoice;
 }
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -64,7 +40,7 @@ export function chooseModel(flag?: string): { model: string; offline: boolean } 
 export async function runCommand(flags: RunFlags, config: TemporalConfig): Promise<number> {
   // With --json, stdout carries only the result; everything else goes to stderr.
   const out = flags.json ? err : (line: string) => process.stdout.write(`${line}\n`);
-  const { model, offline } = chooseModel(flags.model);
+  const { model, offline } = chooseModel(flags.input.model);
   let contextWindow: number | undefined;
   try {
     contextWindow = contextWindowSetting(process.env);
@@ -72,43 +48,16 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
     err(`error: ${(e as Error).message}`);
     return 2;
   }
-  let mcpServers: Record<string, McpServerConfig> | undefined;
-  if (flags.mcpConfig !== undefined) {
-    // Read here and sent as the run's `mcpServers`, unexpanded: `${VAR}` expands on the worker.
-    const read = await readMcpConfigFile(path.resolve(flags.mcpConfig));
-    if (read.ok !== true) {
-      err(`error: --mcp-config: ${read.ok === 'absent' ? `${flags.mcpConfig} does not exist` : read.error}`);
-      return 2;
-    }
-    mcpServers = read.servers;
-  }
+  const { workspace, ...fromFlags } = flags.input;
   const input: AgentRunInput = {
     prompt: flags.prompt,
+    ...fromFlags,
     model,
     // The workspace is a path on the worker. With the inline worker that is here; with dedicated
     // workers (maybe in containers, on other machines) a run without --workspace uses theirs.
-    ...(flags.workspace !== undefined
-      ? { workspace: path.resolve(flags.workspace) }
-      : flags.inlineWorker
-        ? { workspace: process.cwd() }
-        : {}),
-    ...(flags.maxIterations !== undefined ? { maxIterations: flags.maxIterations } : {}),
-    ...(flags.maxBudgetUsd !== undefined ? { maxBudgetUsd: flags.maxBudgetUsd } : {}),
-    ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
-    ...(flags.systemPrompt !== undefined ? { systemPrompt: flags.systemPrompt } : {}),
-    ...(flags.session ? { session: true } : {}),
-    ...(flags.approve ? { approveMutating: true } : {}),
-    ...(flags.requireDoneTool ? { requireDoneTool: true } : {}),
-    ...(flags.approvalTimeoutSeconds !== undefined ? { approvalTimeoutSeconds: flags.approvalTimeoutSeconds } : {}),
-    ...(flags.network ? { network: true } : {}),
-    ...(flags.toolProtocol ? { toolProtocol: flags.toolProtocol } : {}),
-    ...(flags.systemReplace ? { systemReplace: true } : {}),
-    ...(flags.maxSessionIterations !== undefined ? { maxSessionIterations: flags.maxSessionIterations } : {}),
-    ...(flags.outputSchema ? { outputSchema: flags.outputSchema } : {}),
-    ...(flags.toolChoice ? { toolChoice: flags.toolChoice } : {}),
+    ...(workspace !== undefined ? { workspace } : flags.inlineWorker ? { workspace: process.cwd() } : {}),
     // A context window for a model the table does not know (docs/models.md).
     ...(contextWindow !== undefined ? { contextWindowTokens: contextWindow } : {}),
-    ...(mcpServers ? { mcpServers } : {}),
   };
   // Named and refused here, before a server or worker is started for nothing.
   checkPromptSize(flags.prompt);

@@ -1,6 +1,11 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AgentRunState, EventsPage, EventsQueryInput } from './run';
 
+/*
+ * The handlers' wire names and argument shapes are what outside clients use (docs/contracts.md):
+ * renaming one is a breaking change.
+ */
+
 export interface InterruptInput {
   reason?: string;
 }

@@ -3,12 +3,18 @@ import type { agentWorkflow } from '../../src/workflows';
 import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic';
 import { connectTestEnv, tempWorkspace, type TestEnv } from './temporal';
 
+/** A server a test starts fresh and closes after it (a fake model API). */
+export interface PerTestServer {
+  close(): Promise<void>;
+}
+
 /**
  * The common frame of a workflow test file: a connection to the test server for the file, a fresh
- * workspace per test, and `start(taskQueue, input)` for a run of the scripted model in it.
+ * workspace per test, and `start(taskQueue, input)` for a run of the scripted model in it. With
+ * `startFake`, `suite.fake` is a fresh fake model server per test (closed after it).
  */
-export function useWorkflowSuite(label: string) {
-  const suite = {} as { env: TestEnv; workspace: string };
+export function useWorkflowSuite<F extends PerTestServer = never>(label: string, startFake?: () => Promise<F>) {
+  const suite = {} as { env: TestEnv; workspace: string; fake: F };
   beforeAll(async () => {
     suite.env = await connectTestEnv();
   });
@@ -17,6 +23,10 @@ export function useWorkflowSuite(label: string) {
   });
   beforeEach(async () => {
     suite.workspace = await tempWorkspace(label);
+    if (startFake) suite.fake = await startFake();
+  });
+  afterEach(async () => {
+    await suite.fake?.close();
   });
   let counter = 0;
   const start = (taskQueue: string, input: Partial<AgentRunInput> = {}) =>

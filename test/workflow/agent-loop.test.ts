@@ -16,35 +16,25 @@ import {
 import { createDefaultRegistry } from '../../src/tools';
 import type { agentWorkflow } from '../../src/workflows';
 import { runResult, toolResults, waitForState } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 import { baseActivityName } from '../../src/shared/activity-names';
 
-let env: TestEnv;
-let workspace: string;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-beforeEach(async () => {
-  workspace = await tempWorkspace('loop');
-});
+const { suite } = useWorkflowSuite('loop');
 
 let counter = 0;
 const workflowId = (label: string) => `${label}-${Date.now()}-${++counter}`;
 
 function start(taskQueue: string, input: Partial<AgentRunInput> & { prompt?: string }, id = workflowId('run')) {
-  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+  return suite.env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
     taskQueue,
     workflowId: id,
-    args: [{ prompt: 'do the thing', model: 'scripted-test', workspace, ...input }],
+    args: [{ prompt: 'do the thing', model: 'scripted-test', workspace: suite.workspace, ...input }],
   });
 }
 
 async function scheduledActivities(id: string): Promise<string[]> {
-  const history = await env.client.workflow.getHandle(id).fetchHistory();
+  const history = await suite.env.client.workflow.getHandle(id).fetchHistory();
   return (history.events ?? [])
     .map((e) => baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''))
     .filter((n): n is string => !!n);
@@ -62,7 +52,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 test('a text-only reply completes the run with its text, usage and cost', async () => {
   const model = new ScriptedModel([text('Hello there.', { usage: { inputTokens: 12, outputTokens: 4 } })]);
   const id = workflowId('text');
-  const result = await withWorker(env, { model }, async (tq) =>
+  const result = await withWorker(suite.env, { model }, async (tq) =>
     (await start(tq, { prompt: 'Say hello' }, id)).result(),
   );
   expect(result).toMatchObject({
@@ -87,9 +77,9 @@ test('one tool round trip: the tool runs in the workspace and its result reaches
     text('Wrote it.'),
   ]);
   const id = workflowId('roundtrip');
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {}, id)).result());
+  const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, {}, id)).result());
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Wrote it.', iterations: 2 });
-  expect(await fs.readFile(path.join(workspace, 'notes/a.txt'), 'utf8')).toBe('alpha\nbeta\n');
+  expect(await fs.readFile(path.join(suite.workspace, 'notes/a.txt'), 'utf8')).toBe('alpha\nbeta\n');
   const second = model.requests[1];
   expect(second?.messages).toHaveLength(3);
   expect(second?.messages[1]?.role).toBe('assistant');
@@ -101,8 +91,8 @@ test('one tool round trip: the tool runs in the workspace and its result reaches
 });
 
 test('three parallel tool calls come back in one user message, keyed by id, in tool_use order', async () => {
-  await fs.writeFile(path.join(workspace, 'one.txt'), 'first file\n');
-  await fs.writeFile(path.join(workspace, 'two.txt'), 'second file\n');
+  await fs.writeFile(path.join(suite.workspace, 'one.txt'), 'first file\n');
+  await fs.writeFile(path.join(suite.workspace, 'two.txt'), 'second file\n');
   const model = new ScriptedModel([
     toolUse([
       // The slowest call first: results must still follow tool_use order, not completion order.
@@ -114,7 +104,7 @@ test('three parallel tool calls come back in one user message, keyed by id, in t
   ]);
   const id = workflowId('parallel');
   const startedAt = Date.now();
-  await withWorker(env, { model }, async (tq) => (await start(tq, {}, id)).result());
+  await withWorker(suite.env, { model }, async (tq) => (await start(tq, {}, id)).result());
   const results = toolResults(model.requests[1]?.messages[2]);
   expect(results.map((r) => r.tool_use_id)).toEqual(['toolu_slow', 'toolu_r1', 'toolu_r2']);
   expect(results[0]?.content).toContain('slow-done');
@@ -123,7 +113,7 @@ test('three parallel tool calls come back in one user message, keyed by id, in t
   expect(model.requests[1]?.messages).toHaveLength(3);
 
   // Parallel: all three were scheduled before any of them completed.
-  const history = await env.client.workflow.getHandle(id).fetchHistory();
+  const history = await suite.env.client.workflow.getHandle(id).fetchHistory();
   const kinds = (history.events ?? [])
     .map((e) =>
       baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') === 'runTool'
@@ -139,7 +129,7 @@ test('three parallel tool calls come back in one user message, keyed by id, in t
 });
 
 test('read-only built-in tools run as local activities, in parallel with the rest, results in tool_use order', async () => {
-  await fs.writeFile(path.join(workspace, 'one.txt'), 'first file\n');
+  await fs.writeFile(path.join(suite.workspace, 'one.txt'), 'first file\n');
   const model = new ScriptedModel([
     toolUse([
       { id: 'toolu_b', name: 'bash', input: { command: 'sleep 1; echo slow-done' } },
@@ -149,14 +139,14 @@ test('read-only built-in tools run as local activities, in parallel with the res
     text('done'),
   ]);
   const id = workflowId('local');
-  await withWorker(env, { model }, async (tq) => (await start(tq, {}, id)).result());
+  await withWorker(suite.env, { model }, async (tq) => (await start(tq, {}, id)).result());
   const results = toolResults(model.requests[1]?.messages[2]);
   expect(results.map((r) => r.tool_use_id)).toEqual(['toolu_b', 'toolu_r', 'toolu_g']);
   expect(results[1]?.content).toContain('first file');
   expect(results[2]?.content).toContain('one.txt');
   // Only bash went through the server's activity queue; the read-only tools left local-activity markers.
   expect(await scheduledActivities(id)).toEqual(['callModel', 'runTool', 'callModel']);
-  const history = await env.client.workflow.getHandle(id).fetchHistory();
+  const history = await suite.env.client.workflow.getHandle(id).fetchHistory();
   const markers = (history.events ?? []).filter(
     (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
   );
@@ -185,14 +175,14 @@ test('a custom read-only tool that sets runsLocally runs as a local activity; on
     text('done'),
   ]);
   const id = workflowId('custom-local');
-  await withWorker(env, { model, deps: { tools } }, async (tq) => (await start(tq, {}, id)).result());
+  await withWorker(suite.env, { model, deps: { tools } }, async (tq) => (await start(tq, {}, id)).result());
   expect(toolResults(model.requests[1]?.messages[2]).map((r) => r.content)).toEqual([
     'quick_lookup: CAT',
     'slow_lookup: DOG',
   ]);
   // slow_lookup is the only runTool through the server; quick_lookup left a local-activity marker.
   expect(await scheduledActivities(id)).toEqual(['callModel', 'runTool', 'callModel']);
-  const history = await env.client.workflow.getHandle(id).fetchHistory();
+  const history = await suite.env.client.workflow.getHandle(id).fetchHistory();
   const markers = (history.events ?? []).filter(
     (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
   );
@@ -202,7 +192,7 @@ test('a custom read-only tool that sets runsLocally runs as a local activity; on
 
 test('an unknown tool becomes an is_error result and the loop continues', async () => {
   const model = new ScriptedModel([toolUse([{ id: 'toolu_x', name: 'teleport', input: {} }]), text('ok, no teleport')]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, {})).result());
   expect(result.exitReason).toBe('completed');
   const [res] = toolResults(model.requests[1]?.messages[2]);
   expect(res?.is_error).toBe(true);
@@ -215,12 +205,14 @@ test('a tool that exists but is not enabled for the run is refused like an unkno
     toolUse([{ id: 'toolu_b', name: 'bash', input: { command: 'touch should-not-exist' } }]),
     text('fine'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, { tools: ['read_file'] })).result());
+  const result = await withWorker(suite.env, { model }, async (tq) =>
+    (await start(tq, { tools: ['read_file'] })).result(),
+  );
   expect(result.exitReason).toBe('completed');
   expect(model.requests[0]?.tools.map((t) => t.name)).toEqual(['read_file']);
   const [res] = toolResults(model.requests[1]?.messages[2]);
   expect(res).toMatchObject({ is_error: true, content: "Error: Tool 'bash' not found. Available tools: read_file." });
-  await expect(fs.stat(path.join(workspace, 'should-not-exist'))).rejects.toThrow();
+  await expect(fs.stat(path.join(suite.workspace, 'should-not-exist'))).rejects.toThrow();
 });
 
 test('arguments failing the schema become an is_error result naming the field', async () => {
@@ -228,7 +220,7 @@ test('arguments failing the schema become an is_error result naming the field', 
     toolUse([{ id: 'toolu_bad', name: 'read_file', input: { path: 42 } }]),
     text('I will fix my arguments'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, {})).result());
   expect(result.exitReason).toBe('completed');
   const [res] = toolResults(model.requests[1]?.messages[2]);
   expect(res?.is_error).toBe(true);
@@ -247,7 +239,7 @@ test('a tool that throws becomes an is_error result and the loop continues', asy
     },
   });
   const model = new ScriptedModel([toolUse([{ id: 'toolu_e', name: 'explode', input: {} }]), text('noted')]);
-  const result = await withWorker(env, { model, deps: { tools } }, async (tq) => (await start(tq, {})).result());
+  const result = await withWorker(suite.env, { model, deps: { tools } }, async (tq) => (await start(tq, {})).result());
   expect(result.exitReason).toBe('completed');
   const [res] = toolResults(model.requests[1]?.messages[2]);
   expect(res?.is_error).toBe(true);
@@ -260,7 +252,7 @@ test('at maxIterations a summary call with tool_choice none closes the run witho
     toolUse([{ id: 'toolu_2', name: 'glob', input: { pattern: '*.md' } }]),
     text('Summary: I globbed twice.'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, { maxIterations: 2 })).result());
+  const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, { maxIterations: 2 })).result());
   expect(result).toMatchObject({ exitReason: 'max_iterations', finalText: 'Summary: I globbed twice.', iterations: 2 });
   expect(model.requests).toHaveLength(3);
   const summary = model.requests[2];
@@ -278,7 +270,7 @@ test('when the summary call fails the run still ends with the fallback text', as
     toolUse([{ id: 'toolu_1', name: 'glob', input: { pattern: '*' } }]),
     fail(ApplicationFailure.nonRetryable('summary model unavailable', 'ModelError.BadRequest')),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, { maxIterations: 1 })).result());
+  const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, { maxIterations: 1 })).result());
   expect(result).toMatchObject({ exitReason: 'max_iterations', finalText: SUMMARY_FALLBACK_TEXT, iterations: 1 });
 });
 
@@ -290,7 +282,7 @@ test('when the budget is spent the run ends before the next model call', async (
     }),
     text('never reached'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) =>
+  const result = await withWorker(suite.env, { model }, async (tq) =>
     (await start(tq, { model: 'claude-sonnet-5-5', maxBudgetUsd: 0.25 })).result(),
   );
   expect(result.exitReason).toBe('max_budget');
@@ -315,7 +307,7 @@ test('an interrupt during a slow model call returns within seconds with status i
       throw new Error('unreachable');
     },
   };
-  const result = await withWorker(env, { model: slow }, async (tq) => {
+  const result = await withWorker(suite.env, { model: slow }, async (tq) => {
     const handle = await start(tq, {});
     await waitForState(handle, (s) => s.status === 'running');
     await new Promise((r) => setTimeout(r, 500));
@@ -340,7 +332,7 @@ test('an interrupt during a long bash command kills it and ends the run', async 
     toolUse([{ id: 'toolu_sleep', name: 'bash', input: { command: 'sleep 45; touch finished.txt' } }]),
     text('never'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => {
+  const result = await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, {});
     await waitForState(handle, (s) => s.activeTools.includes('bash'));
     await new Promise((r) => setTimeout(r, 500));
@@ -353,7 +345,7 @@ test('an interrupt during a long bash command kills it and ends the run', async 
   expect(result.exitReason).toBe('interrupted');
   expect(model.requests).toHaveLength(1);
   await new Promise((r) => setTimeout(r, 1500));
-  await expect(fs.stat(path.join(workspace, 'finished.txt'))).rejects.toThrow();
+  await expect(fs.stat(path.join(suite.workspace, 'finished.txt'))).rejects.toThrow();
 });
 
 test('the state query reports iteration, usage, cost and running tools mid-run', async () => {
@@ -361,7 +353,7 @@ test('the state query reports iteration, usage, cost and running tools mid-run',
     toolUse([{ id: 'toolu_1', name: 'bash', input: { command: 'sleep 3; echo ok' } }], { usage: { outputTokens: 9 } }),
     text('done'),
   ]);
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { maxIterations: 7 });
     const mid = await waitForState(handle, (s) => s.activeTools.length > 0);
     expect(mid).toMatchObject({ status: 'running', iteration: 1, maxIterations: 7, activeTools: ['bash'], costUsd: 0 });
@@ -377,9 +369,9 @@ test('a refusal ends the run refused and its tool calls are never run', async ()
   const model = new ScriptedModel([
     toolUse([{ id: 'toolu_r', name: 'write_file', input: { path: 'x.txt', content: 'x' } }], { stopReason: 'refusal' }),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, {})).result());
   expect(result.exitReason).toBe('refused');
-  await expect(fs.stat(path.join(workspace, 'x.txt'))).rejects.toThrow();
+  await expect(fs.stat(path.join(suite.workspace, 'x.txt'))).rejects.toThrow();
 });
 
 test('max_tokens: possibly truncated tool calls are not run and the model is asked to retry', async () => {
@@ -389,18 +381,18 @@ test('max_tokens: possibly truncated tool calls are not run and the model is ask
     }),
     text('retrying later'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, {})).result());
   expect(result.exitReason).toBe('completed');
   const [res] = toolResults(model.requests[1]?.messages[2]);
   expect(res).toMatchObject({ tool_use_id: 'toolu_t', is_error: true });
   expect(res?.content).toContain('max_tokens');
-  await expect(fs.stat(path.join(workspace, 'cut.txt'))).rejects.toThrow();
+  await expect(fs.stat(path.join(suite.workspace, 'cut.txt'))).rejects.toThrow();
 });
 
 test('invalid run input fails the run at once with a readable, non-retryable error', async () => {
   const model = new ScriptedModel([]);
-  await withWorker(env, { model }, async (tq) => {
-    const handle = await env.client.workflow.start(WORKFLOW_TYPE, {
+  await withWorker(suite.env, { model }, async (tq) => {
+    const handle = await suite.env.client.workflow.start(WORKFLOW_TYPE, {
       taskQueue: tq,
       workflowId: workflowId('invalid'),
       args: [{ prompt: '', maxIterations: 0, tools: ['teleport'] }],
@@ -427,7 +419,7 @@ test('a model failure that exhausts retries ends the run failed with the cause',
       }),
     ),
   ]);
-  const { result, description } = await withWorker(env, { model }, async (tq) => {
+  const { result, description } = await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, {});
     return { result: await runResult(handle), description: await handle.describe() };
   });

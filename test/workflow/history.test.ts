@@ -7,20 +7,11 @@ import { CACHE_MISS_ERROR_TYPE, WORKFLOW_TYPE, eventsQuery, interruptSignal, sta
 import { createDefaultRegistry } from '../../src/tools';
 import { COMPACTION_INSTRUCTION } from '../../src/workflows/compaction';
 import type { agentWorkflow } from '../../src/workflows';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 import { baseActivityName } from '../../src/shared/activity-names';
 
-let env: TestEnv;
-let workspace: string;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-beforeEach(async () => {
-  workspace = await tempWorkspace('history');
-});
+const { suite } = useWorkflowSuite('history');
 
 let counter = 0;
 const newId = (label: string) => `${label}-${Date.now()}-${++counter}`;
@@ -51,15 +42,15 @@ function blobScript(n: number, bytes = 8192): ScriptStep[] {
 }
 
 function start(taskQueue: string, input: Partial<AgentRunInput>, workflowId = newId('hist')) {
-  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+  return suite.env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
     taskQueue,
     workflowId,
-    args: [{ prompt: 'produce output', model: 'scripted-test', workspace, ...input }],
+    args: [{ prompt: 'produce output', model: 'scripted-test', workspace: suite.workspace, ...input }],
   });
 }
 
 async function historyOf(workflowId: string, runId?: string) {
-  const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
+  const history = await suite.env.client.workflow.getHandle(workflowId, runId).fetchHistory();
   return history.events ?? [];
 }
 
@@ -76,7 +67,7 @@ test('model calls carry only the new messages: history records each tool output 
   const n = 20;
   const model = new ScriptedModel(blobScript(n));
   const id = newId('linear');
-  const result = await withWorker(env, { model, deps: { tools: registryWithBlob() } }, async (tq) =>
+  const result = await withWorker(suite.env, { model, deps: { tools: registryWithBlob() } }, async (tq) =>
     (await start(tq, {}, id)).result(),
   );
   expect(result).toMatchObject({ exitReason: 'completed', iterations: n + 1 });
@@ -120,8 +111,10 @@ test('a worker without the conversation resends it in full once and the run comp
   const id = newId('miss');
   // A cache that keeps nothing: every delta misses, as on a worker that just restarted.
   const conversations = new ConversationCache({ maxConversations: 0 });
-  const result = await withWorker(env, { model, deps: { tools: registryWithBlob(), conversations } }, async (tq) =>
-    (await start(tq, {}, id)).result(),
+  const result = await withWorker(
+    suite.env,
+    { model, deps: { tools: registryWithBlob(), conversations } },
+    async (tq) => (await start(tq, {}, id)).result(),
   );
   expect(result).toMatchObject({ exitReason: 'completed', iterations: n + 1 });
   expectFullConversations(model.requests);
@@ -140,7 +133,7 @@ test('a new worker picks up a run mid-way and continues from a full resend', asy
   const id = newId('handover');
   const tools = registryWithBlob();
   const taskQueue = `handover-${Date.now()}`;
-  await withWorker(env, { model, deps: { tools }, taskQueue }, async (tq) => {
+  await withWorker(suite.env, { model, deps: { tools }, taskQueue }, async (tq) => {
     const handle = await start(tq, {}, id);
     for (;;) {
       const state = await handle.query(stateQuery);
@@ -149,8 +142,8 @@ test('a new worker picks up a run mid-way and continues from a full resend', asy
     }
   });
   const fresh = new ConversationCache();
-  const result = await withWorker(env, { model, deps: { tools, conversations: fresh }, taskQueue }, async () =>
-    env.client.workflow.getHandle<typeof agentWorkflow>(id).result(),
+  const result = await withWorker(suite.env, { model, deps: { tools, conversations: fresh }, taskQueue }, async () =>
+    suite.env.client.workflow.getHandle<typeof agentWorkflow>(id).result(),
   );
   expect(result).toMatchObject({ exitReason: 'completed', iterations: 7 });
   expectFullConversations(model.requests);
@@ -161,14 +154,14 @@ test('continue-as-new keeps the run whole: iterations, usage, events, state and 
   const n = 12;
   const model = new ScriptedModel(blobScript(n, 200));
   const id = newId('can');
-  await withWorker(env, { model, deps: { tools: registryWithBlob() } }, async (tq) => {
+  await withWorker(suite.env, { model, deps: { tools: registryWithBlob() } }, async (tq) => {
     const handle = await start(tq, { continueAsNewAfter: { events: 50 } }, id);
-    const result = await env.client.workflow.getHandle<typeof agentWorkflow>(id).result();
+    const result = await suite.env.client.workflow.getHandle<typeof agentWorkflow>(id).result();
     expect(result).toMatchObject({ exitReason: 'completed', finalText: 'all done', iterations: n + 1 });
     expect(result.usage.inputTokens).toBe(10 * n);
     expectFullConversations(model.requests);
 
-    const latest = await env.client.workflow.getHandle(id).describe();
+    const latest = await suite.env.client.workflow.getHandle(id).describe();
     expect(latest.runId).not.toBe(handle.firstExecutionRunId);
     // Every execution stayed near the limit instead of growing with the run.
     let runId: string | undefined = handle.firstExecutionRunId;
@@ -182,9 +175,9 @@ test('continue-as-new keeps the run whole: iterations, usage, events, state and 
     expect(executions).toBeGreaterThanOrEqual(3);
 
     // Queries go to the newest execution and see the whole run; the event cursor never restarts.
-    const state = await env.client.workflow.getHandle<typeof agentWorkflow>(id).query(stateQuery);
+    const state = await suite.env.client.workflow.getHandle<typeof agentWorkflow>(id).query(stateQuery);
     expect(state).toMatchObject({ status: 'completed', iteration: n + 1 });
-    const page = await env.client.workflow.getHandle(id).query(eventsQuery, { after: 0 });
+    const page = await suite.env.client.workflow.getHandle(id).query(eventsQuery, { after: 0 });
     const seqs = page.events.map((e) => e.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(new Set(seqs).size).toBe(seqs.length);
@@ -202,9 +195,9 @@ test('an interrupt reaches a run that has continued as new', async () => {
   });
   const model = new ScriptedModel(steps);
   const id = newId('can-int');
-  await withWorker(env, { model, deps: { tools: registryWithBlob() } }, async (tq) => {
+  await withWorker(suite.env, { model, deps: { tools: registryWithBlob() } }, async (tq) => {
     const first = await start(tq, { continueAsNewAfter: { events: 50 } }, id);
-    const latest = env.client.workflow.getHandle<typeof agentWorkflow>(id);
+    const latest = suite.env.client.workflow.getHandle<typeof agentWorkflow>(id);
     for (;;) {
       const state = await latest.query(stateQuery);
       if (state.iteration >= 8) break;
@@ -225,7 +218,7 @@ test('near the context window the run compacts older turns into a summary and go
     text('SUMMARY: read two blobs, first and second.'),
     text('finished after compaction'),
   ]);
-  const result = await withWorker(env, { model, deps: { tools: registryWithBlob() } }, async (tq) =>
+  const result = await withWorker(suite.env, { model, deps: { tools: registryWithBlob() } }, async (tq) =>
     (await start(tq, { contextWindowTokens: 1000 })).result(),
   );
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'finished after compaction', iterations: 3 });
@@ -250,7 +243,7 @@ test('a conversation growing past its byte bound is compacted, so it always fits
   steps.push(text('SUMMARY: four blobs read.'));
   steps.push(text('finished small'));
   const model = new ScriptedModel(steps);
-  const result = await withWorker(env, { model, deps: { tools: registryWithBlob() } }, async (tq) =>
+  const result = await withWorker(suite.env, { model, deps: { tools: registryWithBlob() } }, async (tq) =>
     (await start(tq, { compactAtBytes: 20_000 })).result(),
   );
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'finished small', iterations: 5 });
@@ -270,7 +263,7 @@ describe('sticky activities', () => {
     const taskQueue = `sticky-gone-${Date.now()}`;
     const tools = registryWithBlob();
     // First worker: runs the first iterations, then leaves for good (its own queue goes quiet).
-    await withWorker(env, { model, deps: { tools }, taskQueue, stickyActivities: true }, async () => {
+    await withWorker(suite.env, { model, deps: { tools }, taskQueue, stickyActivities: true }, async () => {
       const handle = await start(taskQueue, {}, id);
       for (;;) {
         const state = await handle.query(stateQuery);
@@ -279,11 +272,11 @@ describe('sticky activities', () => {
       }
     });
     const { result, page } = await withWorker(
-      env,
+      suite.env,
       { model, deps: { tools }, taskQueue, stickyActivities: true },
       async () => ({
-        result: await env.client.workflow.getHandle<typeof agentWorkflow>(id).result(),
-        page: await env.client.workflow.getHandle(id).query(eventsQuery, { after: 0 }),
+        result: await suite.env.client.workflow.getHandle<typeof agentWorkflow>(id).result(),
+        page: await suite.env.client.workflow.getHandle(id).query(eventsQuery, { after: 0 }),
       }),
     );
     expect(result).toMatchObject({ exitReason: 'completed', iterations: 6 });

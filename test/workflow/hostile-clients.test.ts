@@ -5,21 +5,14 @@ import fc from 'fast-check';
 import { ScriptedModel, text, toolUse, type ScriptStep } from '../../src/models/scripted';
 import { ErrorTypes, WORKFLOW_TYPE, endSessionUpdate, sendMessageUpdate, stateQuery } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
  * Outside clients are first-class and untrusted: whatever JSON they send to whichever handler,
  * the run goes on and ends normally, and no workflow task fails because of it.
  */
-let env: TestEnv;
-let workspace: string;
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workspace = await tempWorkspace('hostile');
-});
-afterAll(async () => {
-  await env?.close();
-});
+const { suite } = useWorkflowSuite('hostile');
 
 const EventType = temporal.api.enums.v1.EventType;
 type Handle = WorkflowHandle<typeof agentWorkflow>;
@@ -115,13 +108,21 @@ async function send(handle: Handle, c: Command): Promise<string> {
 test('random JSON to every handler of a live run, among normal traffic: the run ends normally, no workflow task fails', async () => {
   const model = new ScriptedModel(busyModel());
   let runs = 0;
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 10, maxLength: 25 }), async (commands) => {
-        const handle = await env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+        const handle = await suite.env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
           taskQueue: tq,
           workflowId: `hostile-${Date.now()}-${++runs}`,
-          args: [{ prompt: 'work', model: 'scripted-test', workspace, session: true, approveMutating: true }],
+          args: [
+            {
+              prompt: 'work',
+              model: 'scripted-test',
+              workspace: suite.workspace,
+              session: true,
+              approveMutating: true,
+            },
+          ],
         });
         for (const c of commands) await send(handle, c);
         // Then a normal ending: deny what waits, end the session (or it has already ended).
@@ -202,10 +203,10 @@ const runInput = fc.oneof(
 test('random run inputs: each either runs and ends cleanly or is refused at once with a readable reason', async () => {
   const model = new ScriptedModel(Array.from({ length: 2000 }, () => text('ok')));
   let runs = 0;
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     await fc.assert(
       fc.asyncProperty(runInput, async (input) => {
-        const started = await env.client.workflow
+        const started = await suite.env.client.workflow
           .start(WORKFLOW_TYPE, {
             taskQueue: tq,
             workflowId: `hostile-input-${Date.now()}-${++runs}`,

@@ -9,22 +9,15 @@ import { ErrorTypes, WORKFLOW_TYPE, endSessionUpdate, stateQuery } from '../../s
 import { createDefaultRegistry } from '../../src/tools';
 import { createAgentWorker } from '../../src/worker';
 import type { agentWorkflow } from '../../src/workflows';
-import { connectTestEnv, tempWorkspace, testBundlePath, uniqueQueue, type TestEnv } from '../support/temporal';
+import { testBundlePath, uniqueQueue } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
  * Raw payloads with random metadata and bytes (what any client can put on the wire, below every
  * SDK's converter) to every handler of a live run and as start inputs, for a plain worker and one
  * with the encryption codec: no workflow task ever fails, and the run still ends normally.
  */
-let env: TestEnv;
-let workspace: string;
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workspace = await tempWorkspace('hostile-payloads');
-});
-afterAll(async () => {
-  await env?.close();
-});
+const { suite } = useWorkflowSuite('hostile-payloads');
 
 const EventType = temporal.api.enums.v1.EventType;
 type Handle = WorkflowHandle<typeof agentWorkflow>;
@@ -41,12 +34,12 @@ async function withWorker<T>(codec: boolean, fn: (taskQueue: string, client: Cli
   const reader = new AesGcmCodec(parseCodecKeys(keys)!);
   const client = codec
     ? new Client({
-        connection: env.connection,
+        connection: suite.env.connection,
         dataConverter: { payloadCodecs: [{ encode: async (p) => p, decode: (p) => reader.decode(p) }] },
       })
-    : env.client;
+    : suite.env.client;
   const worker = await createAgentWorker({
-    connection: env.nativeConnection,
+    connection: suite.env.nativeConnection,
     namespace: 'default',
     taskQueue,
     workflowBundlePath: testBundlePath(),
@@ -145,7 +138,7 @@ test.each([false, true])(
           const handle = await client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
             taskQueue,
             workflowId: `hostile-payloads-${codec}-${Date.now()}-${++runs}`,
-            args: [{ prompt: 'work', model: 'scripted-test', workspace, session: true }],
+            args: [{ prompt: 'work', model: 'scripted-test', workspace: suite.workspace, session: true }],
           });
           for (const c of commands) await send(handle, c);
           // A raw `interrupt` may have stopped it (any decodable argument reads as a request to stop).

@@ -7,27 +7,13 @@ import { OpenAIProvider } from '../../src/models/openai';
 import { interruptSignal, WORKFLOW_TYPE, type AgentRunInput } from '../../src/shared';
 import { createDefaultRegistry } from '../../src/tools';
 import type { agentWorkflow } from '../../src/workflows';
-import { answer, startFakeOpenAI, toolCalls, type FakeOpenAI } from '../support/fake-openai';
+import { answer, startFakeOpenAI, toolCalls } from '../support/fake-openai';
 import { runResult, waitForState } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 import { baseActivityName } from '../../src/shared/activity-names';
 
-let env: TestEnv;
-let fake: FakeOpenAI;
-let workspace: string;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-beforeEach(async () => {
-  fake = await startFakeOpenAI();
-  workspace = await tempWorkspace('openai-run');
-});
-afterEach(async () => {
-  await fake?.close();
-});
+const { suite } = useWorkflowSuite('openai-run', startFakeOpenAI);
 
 let counter = 0;
 function start(
@@ -35,22 +21,22 @@ function start(
   input: Partial<AgentRunInput> = {},
   workflowId = `openai-${Date.now()}-${++counter}`,
 ) {
-  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+  return suite.env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
     taskQueue,
     workflowId,
-    args: [{ prompt: 'do the work', model: 'openai:fake-model', workspace, ...input }],
+    args: [{ prompt: 'do the work', model: 'openai:fake-model', workspace: suite.workspace, ...input }],
   });
 }
 
-const provider = () => new OpenAIProvider({ baseURL: fake.url, heartbeatIntervalMs: 200 }, {});
+const provider = () => new OpenAIProvider({ baseURL: suite.fake.url, heartbeatIntervalMs: 200 }, {});
 
 /** The messages of a recorded request after the system prompt. */
 function conversation(i: number): { role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string }[] {
-  return (fake.requests[i]!.body.messages as { role: string }[]).filter((m) => m.role !== 'system');
+  return (suite.fake.requests[i]!.body.messages as { role: string }[]).filter((m) => m.role !== 'system');
 }
 
 test('a multi-step run with parallel tool calls and a malformed call completes; results go back as tool messages', async () => {
-  fake.enqueue(
+  suite.fake.enqueue(
     toolCalls([{ id: 'call_w', name: 'write_file', arguments: { path: 'notes.txt', content: 'alpha\n' } }]),
     toolCalls([
       { id: 'call_r', name: 'read_file', arguments: { path: 'notes.txt' } },
@@ -59,15 +45,15 @@ test('a multi-step run with parallel tool calls and a malformed call completes; 
     toolCalls([{ id: 'call_bad', name: 'read_file', arguments: '{"path": notes.txt}' }]),
     answer('notes.txt says alpha.', { usage: { prompt_tokens: 500, completion_tokens: 9, cached_tokens: 400 } }),
   );
-  const result = await withWorker(env, { model: provider() }, async (tq) => runResult(await start(tq)));
+  const result = await withWorker(suite.env, { model: provider() }, async (tq) => runResult(await start(tq)));
 
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'notes.txt says alpha.', iterations: 4 });
   // A model with no known price: the cost is unknown, not 0.
   expect(result.costUsd).toBeNull();
   expect(result.usage).toMatchObject({ cacheReadInputTokens: 400 });
-  expect(fake.requests).toHaveLength(4);
-  expect(fake.requests.every((r) => r.body.model === 'fake-model' && r.body.stream === true)).toBe(true);
-  expect(fake.requests[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(
+  expect(suite.fake.requests).toHaveLength(4);
+  expect(suite.fake.requests.every((r) => r.body.model === 'fake-model' && r.body.stream === true)).toBe(true);
+  expect(suite.fake.requests[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(
     expect.arrayContaining(['bash', 'read_file', 'write_file', 'glob']),
   );
 
@@ -109,18 +95,18 @@ test('history grows linearly: model call inputs stay small while the conversatio
     execute: async ({ tag }) => `${tag}:`.padEnd(bytes, 'x'),
   });
   for (let i = 1; i <= n; i++)
-    fake.enqueue(toolCalls([{ id: `call_${i}`, name: 'blob', arguments: { tag: `out${i}` } }]));
-  fake.enqueue(answer('all done'));
+    suite.fake.enqueue(toolCalls([{ id: `call_${i}`, name: 'blob', arguments: { tag: `out${i}` } }]));
+  suite.fake.enqueue(answer('all done'));
   const workflowId = `openai-linear-${Date.now()}`;
-  const result = await withWorker(env, { model: provider(), deps: { tools } }, async (tq) =>
+  const result = await withWorker(suite.env, { model: provider(), deps: { tools } }, async (tq) =>
     runResult(await start(tq, {}, workflowId)),
   );
   expect(result).toMatchObject({ exitReason: 'completed', iterations: n + 1 });
   // The server saw the whole conversation every time.
-  expect(JSON.stringify(fake.requests[n]!.body.messages)).toContain(`out${n}:xxxx`);
-  expect(JSON.stringify(fake.requests[n]!.body.messages)).toContain('out1:xxxx');
+  expect(JSON.stringify(suite.fake.requests[n]!.body.messages)).toContain(`out${n}:xxxx`);
+  expect(JSON.stringify(suite.fake.requests[n]!.body.messages)).toContain('out1:xxxx');
 
-  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  const history = await suite.env.client.workflow.getHandle(workflowId).fetchHistory();
   const size = (p: { data?: Uint8Array | null }[] | null | undefined) =>
     (p ?? []).reduce((s, x) => s + (x.data?.length ?? 0), 0);
   const events = history.events ?? [];
@@ -145,11 +131,11 @@ test('history grows linearly: model call inputs stay small while the conversatio
 });
 
 test('an interrupt during a streaming call cancels the stream promptly and ends the run interrupted', async () => {
-  fake.enqueue({ kind: 'hang', afterChunks: 3, answer: { text: 'I am thinking about this for a long time' } });
-  const result = await withWorker(env, { model: provider() }, async (tq) => {
+  suite.fake.enqueue({ kind: 'hang', afterChunks: 3, answer: { text: 'I am thinking about this for a long time' } });
+  const result = await withWorker(suite.env, { model: provider() }, async (tq) => {
     const handle = await start(tq, { timeouts: { modelHeartbeatSeconds: 2 } });
     await waitForState(handle, (s) => s.status === 'running');
-    while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 50));
+    while (suite.fake.requests.length === 0) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 500));
     const sentAt = Date.now();
     await handle.signal(interruptSignal, { reason: 'stop now' });
@@ -157,18 +143,18 @@ test('an interrupt during a streaming call cancels the stream promptly and ends 
     expect(Date.now() - sentAt).toBeLessThan(5_000);
     // The activity learns of the cancellation on its next heartbeat and aborts the HTTP request.
     const deadline = Date.now() + 5_000;
-    while (fake.requests[0]!.closedAt === undefined && Date.now() < deadline)
+    while (suite.fake.requests[0]!.closedAt === undefined && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
-    expect(fake.requests[0]!.closedAt).toBeDefined();
-    expect(fake.requests[0]!.closedAt! - sentAt).toBeLessThan(5_000);
+    expect(suite.fake.requests[0]!.closedAt).toBeDefined();
+    expect(suite.fake.requests[0]!.closedAt! - sentAt).toBeLessThan(5_000);
     return res;
   });
   expect(result.exitReason).toBe('interrupted');
-  expect(fake.requests).toHaveLength(1);
+  expect(suite.fake.requests).toHaveLength(1);
 });
 
 test('compaction and the closing summary work on openai: models: tool_choice none with the tools still defined', async () => {
-  fake.enqueue(
+  suite.fake.enqueue(
     // Turn 1 reports a prompt near the 10,000-token window: the conversation is compacted before turn 2.
     toolCalls([{ id: 'call_1', name: 'glob', arguments: { pattern: '*' } }], {
       usage: { prompt_tokens: 9_000, completion_tokens: 10 },
@@ -180,18 +166,18 @@ test('compaction and the closing summary work on openai: models: tool_choice non
     // maxIterations 2 reached: the closing summary.
     answer('Closing summary.', { usage: { prompt_tokens: 1_100, completion_tokens: 10 } }),
   );
-  const result = await withWorker(env, { model: provider() }, async (tq) =>
+  const result = await withWorker(suite.env, { model: provider() }, async (tq) =>
     runResult(await start(tq, { contextWindowTokens: 10_000, maxIterations: 2 })),
   );
   expect(result).toMatchObject({ exitReason: 'max_iterations', finalText: 'Closing summary.', iterations: 2 });
-  expect(fake.requests).toHaveLength(4);
-  const closing = [fake.requests[1]!, fake.requests[3]!];
+  expect(suite.fake.requests).toHaveLength(4);
+  const closing = [suite.fake.requests[1]!, suite.fake.requests[3]!];
   for (const r of closing) {
     expect(r.body.tool_choice).toBe('none');
     expect(r.body.tools.length).toBeGreaterThan(0);
   }
-  expect(fake.requests[0]!.body.tool_choice).toBe('auto');
-  expect(fake.requests[2]!.body.tool_choice).toBe('auto');
+  expect(suite.fake.requests[0]!.body.tool_choice).toBe('auto');
+  expect(suite.fake.requests[2]!.body.tool_choice).toBe('auto');
   // Turn 2 went on from the compacted conversation, which carries the summary.
-  expect(JSON.stringify(fake.requests[2]!.body.messages)).toContain('Summary of the work so far.');
+  expect(JSON.stringify(suite.fake.requests[2]!.body.messages)).toContain('Summary of the work so far.');
 });

@@ -8,27 +8,13 @@ import * as path from 'node:path';
 import { OpenAIProvider } from '../../src/models/openai';
 import { interruptSignal, WORKFLOW_TYPE, type AgentRunInput } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
-import { answer, startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
+import { answer, startFakeOpenAI } from '../support/fake-openai';
 import { runResult, waitForState } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 import { baseActivityName } from '../../src/shared/activity-names';
 
-let env: TestEnv;
-let fake: FakeOpenAI;
-let workspace: string;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-beforeEach(async () => {
-  fake = await startFakeOpenAI();
-  workspace = await tempWorkspace('openai-xml');
-});
-afterEach(async () => {
-  await fake?.close();
-});
+const { suite } = useWorkflowSuite('openai-xml', startFakeOpenAI);
 
 const call = (name: string, params: unknown) =>
   `<tool_code>\n<name>${name}</name>\n<parameters>${JSON.stringify(params)}</parameters>\n</tool_code>`;
@@ -39,31 +25,33 @@ function start(
   input: Partial<AgentRunInput> = {},
   workflowId = `openai-xml-${Date.now()}-${++counter}`,
 ) {
-  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+  return suite.env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
     taskQueue,
     workflowId,
-    args: [{ prompt: 'do the work', model: 'openai:fake-model', workspace, toolProtocol: 'xml', ...input }],
+    args: [
+      { prompt: 'do the work', model: 'openai:fake-model', workspace: suite.workspace, toolProtocol: 'xml', ...input },
+    ],
   });
 }
 
 function lastUserText(i: number): string {
-  const messages = fake.requests[i]!.body.messages as { role: string; content: string }[];
+  const messages = suite.fake.requests[i]!.body.messages as { role: string; content: string }[];
   return messages[messages.length - 1]!.content;
 }
 
 test('tools are described in the system prompt, one <tool_code> call per turn runs, results come back as observations', async () => {
-  fake.enqueue(
+  suite.fake.enqueue(
     answer(`I will write the file.\n${call('write_file', { path: 'a.txt', content: 'hello' })}`),
     answer('```xml\n<tool_code><name>read_file</name><parameters>{"path": a.txt}</parameters></tool_code>\n```'),
     answer(call('read_file', { path: 'a.txt' })),
     answer('<final_answer>The file says hello.</final_answer>'),
   );
-  const model = new OpenAIProvider({ baseURL: fake.url }, {});
-  const result = await withWorker(env, { model }, async (tq) => runResult(await start(tq)));
+  const model = new OpenAIProvider({ baseURL: suite.fake.url }, {});
+  const result = await withWorker(suite.env, { model }, async (tq) => runResult(await start(tq)));
 
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'The file says hello.', iterations: 4 });
-  expect(fake.requests).toHaveLength(4);
-  for (const request of fake.requests) {
+  expect(suite.fake.requests).toHaveLength(4);
+  for (const request of suite.fake.requests) {
     // No native tool calling: no tools in the API request, the definitions in the system prompt.
     expect(request.body.tools).toBeUndefined();
     const system = request.body.messages[0];
@@ -86,18 +74,18 @@ test('history grows linearly under the text protocol: each output is recorded ab
   // read_file of a file of ~8 KB per turn (only built-in tools can be named under the text protocol).
   const line = 'x'.repeat(99);
   for (let i = 1; i <= n; i++) {
-    await fs.writeFile(path.join(workspace, `blob${i}.txt`), `out${i}:${line}\n`.repeat(bytes / 100));
-    fake.enqueue(answer(call('read_file', { path: `blob${i}.txt` })));
+    await fs.writeFile(path.join(suite.workspace, `blob${i}.txt`), `out${i}:${line}\n`.repeat(bytes / 100));
+    suite.fake.enqueue(answer(call('read_file', { path: `blob${i}.txt` })));
   }
-  fake.enqueue(answer('<final_answer>all done</final_answer>'));
+  suite.fake.enqueue(answer('<final_answer>all done</final_answer>'));
   const workflowId = `openai-xml-linear-${Date.now()}`;
-  const model = new OpenAIProvider({ baseURL: fake.url }, {});
-  const result = await withWorker(env, { model }, async (tq) => runResult(await start(tq, {}, workflowId)));
+  const model = new OpenAIProvider({ baseURL: suite.fake.url }, {});
+  const result = await withWorker(suite.env, { model }, async (tq) => runResult(await start(tq, {}, workflowId)));
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'all done', iterations: n + 1 });
-  const last = JSON.stringify(fake.requests[n]!.body.messages);
+  const last = JSON.stringify(suite.fake.requests[n]!.body.messages);
   for (const i of [1, n]) expect(last).toContain(`out${i}:xxxx`);
 
-  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  const history = await suite.env.client.workflow.getHandle(workflowId).fetchHistory();
   const size = (p: { data?: Uint8Array | null }[] | null | undefined) =>
     (p ?? []).reduce((s, x) => s + (x.data?.length ?? 0), 0);
   const events = history.events ?? [];
@@ -126,22 +114,22 @@ test('history grows linearly under the text protocol: each output is recorded ab
 });
 
 test('an interrupt under the text protocol cancels the streaming call promptly', async () => {
-  fake.enqueue({ kind: 'hang', afterChunks: 3, answer: { text: '<tool_code><name>bash</name>' } });
-  const model = new OpenAIProvider({ baseURL: fake.url, heartbeatIntervalMs: 200 }, {});
-  const result = await withWorker(env, { model }, async (tq) => {
+  suite.fake.enqueue({ kind: 'hang', afterChunks: 3, answer: { text: '<tool_code><name>bash</name>' } });
+  const model = new OpenAIProvider({ baseURL: suite.fake.url, heartbeatIntervalMs: 200 }, {});
+  const result = await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { timeouts: { modelHeartbeatSeconds: 2 } });
     await waitForState(handle, (s) => s.status === 'running');
-    while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 50));
+    while (suite.fake.requests.length === 0) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 500));
     const sentAt = Date.now();
     await handle.signal(interruptSignal, { reason: 'stop now' });
     const res = await runResult(handle);
     expect(Date.now() - sentAt).toBeLessThan(5_000);
     const deadline = Date.now() + 5_000;
-    while (fake.requests[0]!.closedAt === undefined && Date.now() < deadline) {
+    while (suite.fake.requests[0]!.closedAt === undefined && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
     }
-    expect(fake.requests[0]!.closedAt! - sentAt).toBeLessThan(5_000);
+    expect(suite.fake.requests[0]!.closedAt! - sentAt).toBeLessThan(5_000);
     return res;
   });
   expect(result.exitReason).toBe('interrupted');

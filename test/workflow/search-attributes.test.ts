@@ -10,27 +10,20 @@ import {
   statusSearchAttribute,
 } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 
-let env: TestEnv;
-let workspace: string;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
+const { suite } = useWorkflowSuite('attrs');
 beforeEach(async () => {
-  workspace = await tempWorkspace('attrs');
-  await fs.writeFile(path.join(workspace, 'notes.txt'), 'one line of notes\n');
+  await fs.writeFile(path.join(suite.workspace, 'notes.txt'), 'one line of notes\n');
 });
 
 let counter = 0;
 function start(taskQueue: string, input: Partial<AgentRunInput>) {
-  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+  return suite.env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
     taskQueue,
     workflowId: `attrs-${Date.now()}-${++counter}`,
-    args: [{ prompt: 'read the notes', model: 'scripted-test', workspace, ...input }],
+    args: [{ prompt: 'read the notes', model: 'scripted-test', workspace: suite.workspace, ...input }],
   });
 }
 
@@ -73,7 +66,7 @@ const readNotes: ScriptStep = toolUse([{ name: 'read_file', input: { path: 'note
 test('a fast loop rewrites its search attributes at most once a second per status, and ends with the final figures', async () => {
   const iterations = 20;
   const model = new ScriptedModel([...new Array<ScriptStep>(iterations).fill(readNotes), text('Summary.')]);
-  const { handle, elapsedMs } = await withWorker(env, { model }, async (tq) => {
+  const { handle, elapsedMs } = await withWorker(suite.env, { model }, async (tq) => {
     const began = Date.now();
     const handle = await start(tq, { maxIterations: iterations });
     await handle.result();
@@ -96,7 +89,7 @@ test('a fast loop rewrites its search attributes at most once a second per statu
 test('when iterations take longer than the interval, every iteration is written as it ends', async () => {
   const slow = SEARCH_ATTRIBUTE_MIN_INTERVAL_MS + 200;
   const model = new ScriptedModel([delayed(slow, readNotes), delayed(slow, readNotes), text('Summary.')]);
-  const handle = await withWorker(env, { model }, async (tq) => {
+  const handle = await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { maxIterations: 2 });
     await handle.result();
     return handle;

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
 import { endSessionUpdate, type AgentRunInput } from '../../src/shared';
 import { runResult, waitForState } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { tempWorkspace, withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
  * Any client may signal a run, and the server records every signal in history whatever the workflow
@@ -16,27 +17,21 @@ import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../supp
  * Temporal records signals as they arrive. docs/limits.md says so.
  */
 
-let env: TestEnv;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
+const { suite } = useWorkflowSuite('flood');
 
 test('a waiting session survives a client that keeps sending 1.9 MB signals (57 MB in all) and still ends cleanly', async () => {
   const workflowId = `repro-flood-${randomUUID().slice(0, 8)}`;
   const model = new ScriptedModel([text('First answer.')]);
   const workspace = await tempWorkspace('flood');
   const junk = 'x'.repeat(1_900_000);
-  await withWorker(env, { model }, async (taskQueue) => {
+  await withWorker(suite.env, { model }, async (taskQueue) => {
     const input: AgentRunInput = { prompt: 'answer, then wait', model: 'scripted-flood', session: true, workspace };
-    const handle = await env.client.workflow.start('agentWorkflow', { args: [input], taskQueue, workflowId });
+    const handle = await suite.env.client.workflow.start('agentWorkflow', { args: [input], taskQueue, workflowId });
     await waitForState(handle, (s) => s.status === 'awaiting_input');
     for (let i = 0; i < 30; i++) {
       // Sent by workflow id, as any client would: after a continue-as-new it reaches the newest execution.
       // A refused signal means the run is gone already: the describe below says how it ended.
-      const sent = await env.client.workflow
+      const sent = await suite.env.client.workflow
         .getHandle(workflowId)
         .signal('junk', junk)
         .then(
@@ -46,7 +41,7 @@ test('a waiting session survives a client that keeps sending 1.9 MB signals (57 
       if (!sent) break;
       await new Promise((r) => setTimeout(r, 300));
     }
-    const latest = env.client.workflow.getHandle(workflowId);
+    const latest = suite.env.client.workflow.getHandle(workflowId);
     const description = await latest.describe();
     expect(description.status.name).toBe('RUNNING');
     await waitForState(latest, (s) => s.status === 'awaiting_input', 30_000);
@@ -63,17 +58,17 @@ test('a call waiting for approval under the same flood: the run hands over inste
   ]);
   const workspace = await tempWorkspace('flood-approval');
   const junk = 'x'.repeat(1_900_000);
-  await withWorker(env, { model }, async (taskQueue) => {
+  await withWorker(suite.env, { model }, async (taskQueue) => {
     const input: AgentRunInput = { prompt: 'write it', model: 'scripted-flood', approveMutating: true, workspace };
-    const handle = await env.client.workflow.start('agentWorkflow', { args: [input], taskQueue, workflowId });
+    const handle = await suite.env.client.workflow.start('agentWorkflow', { args: [input], taskQueue, workflowId });
     await waitForState(handle, (s) => s.status === 'awaiting_approval');
     for (let i = 0; i < 30; i++) {
-      const latest = env.client.workflow.getHandle(workflowId);
+      const latest = suite.env.client.workflow.getHandle(workflowId);
       if ((await latest.describe()).status.name !== 'RUNNING') break;
       await latest.signal('junk', junk).catch(() => undefined);
       await new Promise((r) => setTimeout(r, 300));
     }
-    const result = await runResult(env.client.workflow.getHandle(workflowId));
+    const result = await runResult(suite.env.client.workflow.getHandle(workflowId));
     expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Understood.' });
   });
   expect(JSON.stringify(model.requests[1]?.messages)).toContain('the run had to continue as new before anyone decided');

@@ -14,38 +14,29 @@ import {
 } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
 import { toolResults, waitForState } from '../support/run-helpers';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
 
-let env: TestEnv;
-let workspace: string;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-beforeEach(async () => {
-  workspace = await tempWorkspace('steer');
-});
+const { suite } = useWorkflowSuite('steer');
 
 let counter = 0;
 function start(taskQueue: string, input: Partial<AgentRunInput>) {
-  return env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+  return suite.env.client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
     taskQueue,
     workflowId: `steer-${Date.now()}-${++counter}`,
-    args: [{ prompt: 'help me', model: 'scripted-test', workspace, ...input }],
+    args: [{ prompt: 'help me', model: 'scripted-test', workspace: suite.workspace, ...input }],
   });
 }
 
 const exists = (file: string) =>
-  fs.stat(path.join(workspace, file)).then(
+  fs.stat(path.join(suite.workspace, file)).then(
     () => true,
     () => false,
   );
 
 test('a session answers, waits for a message sent by update, answers again, and ends on interrupt', async () => {
   const model = new ScriptedModel([text('First answer.'), text('Second answer, about cats.')]);
-  const result = await withWorker(env, { model }, async (tq) => {
+  const result = await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { session: true });
     await waitForState(handle, (s) => s.status === 'awaiting_input');
     const accepted = await handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'Now tell me about cats.' }] });
@@ -70,7 +61,7 @@ test('a session answers, waits for a message sent by update, answers again, and 
 
 test('an idle session ends completed after its idle timeout', async () => {
   const model = new ScriptedModel([text('Only answer.')]);
-  const result = await withWorker(env, { model }, async (tq) =>
+  const result = await withWorker(suite.env, { model }, async (tq) =>
     (await start(tq, { session: true, sessionIdleTimeoutSeconds: 1 })).result(),
   );
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Only answer.' });
@@ -86,7 +77,7 @@ test('a message sent while the run works is taken at the next iteration boundary
     },
     text('Done, and noted your message.'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => {
+  const result = await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, {});
     await waitForState(handle, (s) => s.status === 'running');
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'Also count them.' }] });
@@ -102,7 +93,7 @@ test('a message sent while the run works is taken at the next iteration boundary
 
 test('send is rejected by its validator once the run has ended, and for an empty message', async () => {
   const model = new ScriptedModel([text('bye')]);
-  await withWorker(env, { model }, async (tq) => {
+  await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { session: true, sessionIdleTimeoutSeconds: 30 });
     await waitForState(handle, (s) => s.status === 'awaiting_input');
     const empty = await handle
@@ -123,7 +114,7 @@ test('ask: a mutating tool waits for approval, runs once approved; status shows 
     ]),
     text('written'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => {
+  const result = await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { approveMutating: true });
     const waiting = await waitForState(handle, (s) => s.status === 'awaiting_approval');
     expect(waiting.pendingApprovals).toMatchObject([{ toolUseId: 'toolu_w', name: 'write_file' }]);
@@ -139,7 +130,7 @@ test('ask: a mutating tool waits for approval, runs once approved; status shows 
     return handle.result();
   });
   expect(result.exitReason).toBe('completed');
-  expect(await fs.readFile(path.join(workspace, 'approved.txt'), 'utf8')).toBe('yes');
+  expect(await fs.readFile(path.join(suite.workspace, 'approved.txt'), 'utf8')).toBe('yes');
   expect(toolResults(model.requests[1]?.messages[2]).every((r) => !r.is_error)).toBe(true);
 });
 
@@ -148,7 +139,7 @@ test('deny: the model sees an is_error result with the reason and the tool never
     toolUse([{ id: 'toolu_b', name: 'bash', input: { command: 'touch denied.txt' } }]),
     text('ok, I will not'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => {
+  const result = await withWorker(suite.env, { model }, async (tq) => {
     const handle = await start(tq, { permissions: { bash: 'ask' } });
     await waitForState(handle, (s) => s.pendingApprovals.length === 1);
     await handle.executeUpdate(denyToolUpdate, { args: [{ toolUseId: 'toolu_b', reason: 'no shell today' }] });
@@ -169,7 +160,7 @@ test('an approval that times out is denied; a deny policy refuses without asking
     ]),
     text('understood'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) =>
+  const result = await withWorker(suite.env, { model }, async (tq) =>
     (await start(tq, { permissions: { write_file: 'ask', bash: 'deny' }, approvalTimeoutSeconds: 1 })).result(),
   );
   expect(result.exitReason).toBe('completed');
@@ -187,7 +178,9 @@ test('done-tool mode: a text reply gets a nudge, and the run ends only when done
     text('I think I am finished.'),
     toolUse([{ id: 'toolu_d', name: DONE_TOOL_NAME, input: { summary: 'Checked everything: all good.' } }]),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, { requireDoneTool: true })).result());
+  const result = await withWorker(suite.env, { model }, async (tq) =>
+    (await start(tq, { requireDoneTool: true })).result(),
+  );
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Checked everything: all good.', iterations: 2 });
   expect(model.requests[0]?.tools.map((t) => t.name)).toContain(DONE_TOOL_NAME);
   expect(JSON.stringify(model.requests[1]?.messages[2])).toContain('without calling the `done` tool');
@@ -198,7 +191,7 @@ test('without done-tool mode the done tool is neither offered nor run', async ()
     toolUse([{ id: 'toolu_d', name: DONE_TOOL_NAME, input: { summary: 'sneaky' } }]),
     text('fine'),
   ]);
-  const result = await withWorker(env, { model }, async (tq) => (await start(tq, {})).result());
+  const result = await withWorker(suite.env, { model }, async (tq) => (await start(tq, {})).result());
   expect(result).toMatchObject({ exitReason: 'completed', finalText: 'fine' });
   expect(model.requests[0]?.tools.map((t) => t.name)).not.toContain(DONE_TOOL_NAME);
   expect(toolResults(model.requests[1]?.messages[2])[0]?.is_error).toBe(true);

@@ -1,0 +1,272 @@
+import { connectClient, getRun, runResult } from '../client';
+import { describeConnection, mayStartEmbeddedServer, type TemporalConfig } from '../config';
+import { isReachable, runForegroundDevServer, webUiLink } from '../server/dev-server';
+import { withWholeInputs } from './approval-input';
+import { codecServerCommand } from './codec-server-command';
+import { UsageError, type CommandSpec, type FlagSpec, type ParsedCommandLine } from './flags';
+import { formatStatusReport } from './format';
+import { DEFAULT_LIST_LIMIT, RUN_STATUSES, listCommand } from './list-command';
+import { streamSink } from './live-text';
+import { readPromptFile } from './prompt-source';
+import { resultWithMessages } from './result-messages';
+import { follow, reportResult, runCommand } from './run-command';
+import { RUN_FLAGS, runInputFromFlags } from './run-flags';
+import { isLive, runStatus, type LiveRunStatusReport } from './run-status';
+import { decideCommand, endCommand, interruptCommand, sendCommand } from './steer-commands';
+import { inertJson } from './terminal-text';
+import { stdoutWriter, transcriptCommand } from './transcript';
+import { runWorkerCommand } from './worker-command';
+
+export interface CommandContext {
+  config: TemporalConfig;
+  /** A line on stdout. */
+  say(line: string): void;
+}
+
+/** A command of the CLI: its spec (flags, help) and what it does with the parsed command line. */
+export interface Command<F extends readonly FlagSpec[] = readonly FlagSpec[]> extends CommandSpec<F> {
+  run(line: ParsedCommandLine<F>, context: CommandContext): Promise<number>;
+}
+
+/** Keeps each command's flag names and value types known to its `run`. */
+const command = <const F extends readonly FlagSpec[]>(c: Command<F>): Command<F> => c;
+
+function requireId(positionals: string[], name: string): string {
+  const id = positionals[0];
+  if (!id) throw new UsageError(`'${name}' needs a run id: durable-agent ${name} <id>`, name);
+  return id;
+}
+
+const JSON_FLAG = { name: 'json', type: 'boolean', help: 'print JSON on stdout' } as const;
+const REASON_FLAG = { name: 'reason', type: 'string', value: 'R', help: 'why, as the run records it' } as const;
+
+const decide = (name: 'approve' | 'deny', summary: string) =>
+  command({
+    name,
+    args: '<id> <toolUseId>',
+    summary,
+    flags: name === 'deny' ? [{ ...REASON_FLAG, help: 'why: the model sees it in the is_error result' }] : [],
+    async run({ values, positionals }, { config, say }) {
+      const id = requireId(positionals, name);
+      const toolUseId = positionals[1];
+      if (!toolUseId)
+        throw new UsageError(`${name} needs a tool call id: durable-agent ${name} <id> <toolUseId>`, name);
+      const reason = (values as { reason?: string }).reason;
+      return decideCommand({ client: await connectClient(config), say }, id, toolUseId, name === 'approve', reason);
+    },
+  });
+
+/** Every command, in the order the top-level help lists them. */
+export const COMMANDS: readonly Command[] = [
+  command({
+    name: 'run',
+    args: '"<prompt>"',
+    summary: 'start a run and follow its progress until it ends (exit 0 completed, 1 otherwise, 2 bad input)',
+    flags: RUN_FLAGS,
+    async run({ values, positionals }, { config }) {
+      const promptFile = values['prompt-file'];
+      if (promptFile !== undefined && positionals.length) {
+        throw new UsageError('give the prompt either as an argument or with --prompt-file, not both', 'run');
+      }
+      const prompt = promptFile !== undefined ? await readPromptFile(promptFile) : positionals.join(' ');
+      if (!prompt.trim()) {
+        throw new UsageError(
+          promptFile !== undefined
+            ? `the prompt from ${promptFile === '-' ? 'standard input' : promptFile} is empty`
+            : 'run needs a prompt: durable-agent run "<prompt>" (or --prompt-file F, - for stdin)',
+          'run',
+        );
+      }
+      const flags = {
+        prompt,
+        input: await runInputFromFlags(values),
+        detach: values.detach ?? false,
+        json: values.json ?? false,
+        inlineWorker: !values['no-inline-worker'],
+        ...(values.id !== undefined ? { id: values.id } : {}),
+      };
+      return runCommand(flags, config);
+    },
+  }),
+  command({
+    name: 'follow',
+    args: '<id>',
+    summary: "a run's live progress, then its result",
+    flags: [{ ...JSON_FLAG, help: 'print the AgentRunResult as JSON on stdout; progress goes to stderr' }],
+    async run({ values, positionals }, { config, say }) {
+      const id = requireId(positionals, 'follow');
+      const json = values.json ?? false;
+      const out = json ? (line: string) => process.stderr.write(`${line}\n`) : say;
+      const followed = await follow(getRun(await connectClient(config), id), out, {
+        live: streamSink(json ? process.stderr : process.stdout),
+        json,
+      });
+      return reportResult(followed.result, webUiLink(config.namespace, id), json, followed.shownAnswer);
+    },
+  }),
+  command({
+    name: 'transcript',
+    args: '<id>',
+    summary: 'every message of a run in full (no worker needed)',
+    flags: [{ ...JSON_FLAG, help: 'the messages as JSON' }],
+    async run({ values, positionals }, { config }) {
+      const id = requireId(positionals, 'transcript');
+      return transcriptCommand(await connectClient(config), id, { json: values.json ?? false }, stdoutWriter());
+    },
+  }),
+  command({
+    name: 'status',
+    args: '<id>',
+    summary: 'turn, tokens, cost, running tools and pending approvals of a run',
+    flags: [{ ...JSON_FLAG, help: "the run's state as JSON" }],
+    async run({ values, positionals }, { config, say }) {
+      const id = requireId(positionals, 'status');
+      const client = await connectClient(config);
+      const report = await runStatus(client, id);
+      if (values.json) say(inertJson(JSON.stringify(report, null, 2)));
+      else if (isLive(report)) {
+        const pendingApprovals = await withWholeInputs(client.workflow, id, report.pendingApprovals);
+        const whole: LiveRunStatusReport = { ...report, pendingApprovals };
+        say(formatStatusReport(whole));
+      } else say(formatStatusReport(report));
+      return 0;
+    },
+  }),
+  command({
+    name: 'list',
+    summary: 'recent runs with status, iterations, cost and model',
+    flags: [
+      { name: 'status', type: 'string', value: 'S', choices: RUN_STATUSES, help: 'only runs with this status' },
+      { name: 'limit', type: 'integer', value: 'N', min: 1, help: `at most N runs (default ${DEFAULT_LIST_LIMIT})` },
+      { name: 'query', type: 'string', value: 'Q', help: 'a Temporal visibility query the runs must also match' },
+      { name: 'top-level', type: 'boolean', help: 'only runs no workflow started as its child (no subagents)' },
+      { ...JSON_FLAG, help: 'the runs as JSON' },
+    ],
+    async run({ values }, { config, say }) {
+      const flags = {
+        status: values.status,
+        limit: values.limit ?? DEFAULT_LIST_LIMIT,
+        query: values.query,
+        topLevel: values['top-level'] ?? false,
+        json: values.json ?? false,
+      };
+      return listCommand(flags, await connectClient(config), say);
+    },
+  }),
+  command({
+    name: 'send',
+    args: '<id> "<message>"',
+    summary: 'a user message, taken at the next iteration boundary',
+    flags: [],
+    async run({ positionals }, { config, say }) {
+      const id = requireId(positionals, 'send');
+      const message = positionals.slice(1).join(' ');
+      if (!message.trim()) throw new UsageError('send needs a message: durable-agent send <id> "<message>"', 'send');
+      return sendCommand({ client: await connectClient(config), say }, id, message);
+    },
+  }),
+  decide('approve', 'let a tool call that waits for approval run'),
+  decide('deny', 'refuse a tool call that waits for approval'),
+  command({
+    name: 'end',
+    args: '<id>',
+    summary: 'end a session that waits for input: it completes with its last answer',
+    flags: [],
+    async run({ positionals }, { config, say }) {
+      return endCommand({ client: await connectClient(config), say }, requireId(positionals, 'end'));
+    },
+  }),
+  command({
+    name: 'interrupt',
+    args: '<id>',
+    summary: 'stop a run promptly (the interrupt signal)',
+    flags: [REASON_FLAG],
+    async run({ values, positionals }, { config, say }) {
+      const id = requireId(positionals, 'interrupt');
+      return interruptCommand({ client: await connectClient(config), say }, id, values.reason);
+    },
+  }),
+  command({
+    name: 'result',
+    args: '<id>',
+    summary: "wait for a run's AgentRunResult and print it",
+    flags: [
+      { ...JSON_FLAG, help: 'the AgentRunResult as JSON' },
+      { name: 'messages', type: 'boolean', help: 'with --json: the whole conversation too' },
+    ],
+    async run({ values, positionals }, { config }) {
+      const id = requireId(positionals, 'result');
+      if (values.messages && !values.json) throw new UsageError('result --messages needs --json', 'result');
+      const client = await connectClient(config);
+      const result = values.messages ? await resultWithMessages(client, id) : await runResult(getRun(client, id));
+      return reportResult(result, webUiLink(config.namespace, id), values.json ?? false);
+    },
+  }),
+  command({
+    name: 'worker',
+    summary: 'a long-lived worker for the task queue; SIGINT/SIGTERM shut it down gracefully',
+    flags: [
+      {
+        name: 'workspace-root',
+        type: 'string',
+        value: 'DIR',
+        multiple: true,
+        help: "runs' workspaces must be inside a root (default: DURABLE_AGENT_WORKSPACE_ROOTS, else here)",
+      },
+      {
+        name: 'agents-dir',
+        type: 'string',
+        value: 'DIR',
+        help: "the operator's agent definitions (default: DURABLE_AGENT_AGENTS_DIR, else ~/.durable-agent/agents)",
+      },
+    ],
+    async run({ values }, { config, say }) {
+      const roots = values['workspace-root'];
+      const agentsDir = values['agents-dir'];
+      return runWorkerCommand({
+        config,
+        out: say,
+        ...(roots?.length ? { workspaceRoots: roots } : {}),
+        ...(agentsDir !== undefined ? { agentsDir } : {}),
+      });
+    },
+  }),
+  command({
+    name: 'server',
+    summary: 'the embedded Temporal dev server in the foreground (SQLite, Web UI)',
+    flags: [
+      { name: 'ui-port', type: 'integer', value: 'N', min: 0, max: 65535, help: 'the Web UI port (default 8233)' },
+      { name: 'db-filename', type: 'string', value: 'FILE', help: "the server's SQLite file" },
+    ],
+    async run({ values }, { config, say }) {
+      if (await isReachable(config.address)) {
+        say(`A Temporal server already answers at ${config.address}.`);
+        return 0;
+      }
+      if (!mayStartEmbeddedServer(config)) {
+        throw new UsageError(
+          `the embedded dev server serves plaintext on a loopback address; the connection asks for ${describeConnection(config)}`,
+          'server',
+        );
+      }
+      say(
+        `Starting the Temporal dev server at ${config.address}; Web UI at http://127.0.0.1:${values['ui-port'] ?? 8233}`,
+      );
+      return runForegroundDevServer({
+        address: config.address,
+        namespace: config.namespace,
+        uiPort: values['ui-port'],
+        dbFile: values['db-filename'],
+        log: say,
+      });
+    },
+  }),
+  command({
+    name: 'codec-server',
+    summary: 'decrypts payloads for the Web UI (docs/encryption.md)',
+    flags: [{ name: 'port', type: 'integer', value: 'N', min: 0, max: 65535, help: 'the port to listen on' }],
+    async run({ values }) {
+      return codecServerCommand(values.port !== undefined ? { port: values.port } : {});
+    },
+  }),
+];

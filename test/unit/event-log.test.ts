@@ -1,0 +1,98 @@
+/**
+ * The run's event log (src/workflows/events.ts) that the `events` query pages: a follower walking
+ * the cursor sees every retained event once, in order; pages and carried events stay bounded.
+ * Pure: no server.
+ */
+import fc from 'fast-check';
+import {
+  EVENT_TEXT_CHARS,
+  EVENTS_CARRIED_OVER,
+  MAX_CARRIED_EVENTS_BYTES,
+  MAX_EVENTS_PAGE_BYTES,
+  MAX_RETAINED_EVENTS,
+  jsonBytes,
+  type RunEvent,
+} from '../../src/shared';
+import { EVENTS_PER_PAGE, EventLog } from '../../src/workflows/events';
+
+/** Every page from cursor 0 to the end. */
+function walk(log: EventLog): RunEvent[] {
+  const seen: RunEvent[] = [];
+  let after = 0;
+  for (;;) {
+    const page = log.page({ after });
+    if (page.events.length === 0) return seen;
+    expect(page.events.length).toBeLessThanOrEqual(EVENTS_PER_PAGE);
+    expect(page.events.length === 1 || jsonBytes(page.events) <= MAX_EVENTS_PAGE_BYTES + 2 * page.events.length).toBe(
+      true,
+    );
+    seen.push(...page.events);
+    after = page.cursor;
+  }
+}
+
+test('walking the cursor returns every event exactly once, in order, whatever their sizes', () => {
+  fc.assert(
+    fc.property(fc.array(fc.nat({ max: 6000 }), { minLength: 0, maxLength: 400 }), (sizes) => {
+      const log = new EventLog(undefined, () => {});
+      for (const size of sizes) log.emit({ kind: 'notice', message: 'x'.repeat(size) });
+      const seen = walk(log);
+      expect(seen.map((e) => e.seq)).toEqual(sizes.map((_, i) => i + 1));
+      expect(log.lastSeq).toBe(sizes.length);
+    }),
+    { numRuns: 30 },
+  );
+});
+
+test('the log keeps the newest MAX_RETAINED_EVENTS and says so to a follower who missed some', () => {
+  const log = new EventLog(undefined, () => {});
+  const total = MAX_RETAINED_EVENTS + 25;
+  for (let i = 0; i < total; i++) log.emit({ kind: 'notice', message: `n${i}` });
+  expect(log.page({ after: 0 }).truncated).toBe(true);
+  expect(log.page({ after: 0 }).events[0]!.seq).toBe(total - MAX_RETAINED_EVENTS + 1);
+  expect(log.page({ after: total - 10 }).truncated).toBe(false);
+  expect(walk(log)).toHaveLength(MAX_RETAINED_EVENTS);
+});
+
+test('any query argument is a cursor or the start: a number, {after}, or junk', () => {
+  const log = new EventLog(undefined, () => {});
+  for (let i = 0; i < 5; i++) log.emit({ kind: 'notice', message: `n${i}` });
+  for (const junk of [undefined, null, 'x', [], { after: 'two' }, { after: NaN }, { after: Infinity }]) {
+    expect(log.page(junk).events).toHaveLength(5);
+  }
+  expect(log.page(3).events.map((e) => e.seq)).toEqual([4, 5]);
+  expect(log.page({ after: 5 })).toEqual({ events: [], cursor: 5, truncated: false });
+});
+
+test('texts are cut when recorded, and an emitted event tells the listener', () => {
+  let changes = 0;
+  const log = new EventLog(undefined, () => changes++);
+  log.emit({ kind: 'notice', message: 'm'.repeat(EVENT_TEXT_CHARS * 3) });
+  log.emit({ kind: 'tool_call_finished', toolUseId: 't'.repeat(1000), name: 'bash', isError: false, preview: 'p' });
+  const [notice, finished] = log.page({}).events as [
+    Extract<RunEvent, { kind: 'notice' }>,
+    Extract<RunEvent, { kind: 'tool_call_finished' }>,
+  ];
+  expect(notice.message.length).toBeLessThanOrEqual(EVENT_TEXT_CHARS);
+  expect(finished.toolUseId.length).toBeLessThanOrEqual(200);
+  expect(changes).toBe(2);
+});
+
+test('what is carried across continue-as-new is bounded in count and bytes, newest kept, sequence kept', () => {
+  fc.assert(
+    fc.property(fc.array(fc.nat({ max: 3000 }), { minLength: 1, maxLength: 300 }), (sizes) => {
+      const log = new EventLog(undefined, () => {});
+      for (const size of sizes) log.emit({ kind: 'notice', message: 'y'.repeat(size) });
+      const carried = log.carried();
+      expect(carried.eventSeq).toBe(sizes.length);
+      expect(carried.events.length).toBeLessThanOrEqual(EVENTS_CARRIED_OVER);
+      expect(jsonBytes(carried.events)).toBeLessThanOrEqual(MAX_CARRIED_EVENTS_BYTES + carried.events.length + 2);
+      if (carried.events.length) expect(carried.events[carried.events.length - 1]!.seq).toBe(sizes.length);
+      // The next execution goes on numbering after the carried events.
+      const next = new EventLog(carried, () => {});
+      next.emit({ kind: 'awaiting_input' });
+      expect(next.lastSeq).toBe(sizes.length + 1);
+    }),
+    { numRuns: 30 },
+  );
+});
