@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ACTIONS_COMMAND, formatActions, measureActions } from './actions-figure';
+import { startMetricsServer } from './actions-metrics';
 import { measureCluster, type ClusterFigure } from './cluster-figure';
 import { formatClusterFigure } from './cluster-report';
 import type { BenchContext } from './context';
@@ -34,6 +36,8 @@ import { installQuietRuntime } from './workers';
  *   npm run bench -- --quick              smaller runs, a smoke test (about 2 minutes)
  *   npm run bench -- --only=overhead,replay
  *   npm run bench -- --only=mcp           a durable MCP call against a direct SDK client call (about 30 s)
+ *   npm run bench -- --only=actions       billable actions by type (the server's `action` metric): loops and a
+ *                                         streamed call followed live, ours and naive (about 2 minutes)
  *   npm run bench -- --only=cluster       issue 12's figures on a real cluster (Temporal server from Go on
  *                                         PostgreSQL, TLS, 3 worker processes): not in the default set, as
  *                                         it needs PostgreSQL and the Go-built server (.ci/run) and takes
@@ -51,11 +55,12 @@ const FIGURES = [
   'search',
   'stream',
   'mcp',
+  'actions',
   'cluster',
 ] as const;
 type Figure = (typeof FIGURES)[number];
 /** What `npm run bench` runs without --only: everything but the cluster (see above). */
-const DEFAULT_FIGURES: readonly Figure[] = FIGURES.filter((f) => f !== 'cluster' && f !== 'stream');
+const DEFAULT_FIGURES: readonly Figure[] = FIGURES.filter((f) => f !== 'cluster' && f !== 'stream' && f !== 'actions');
 
 interface Args {
   only: Set<Figure>;
@@ -146,6 +151,15 @@ async function main(): Promise<void> {
     if (ctx && args.only.has('mcp')) {
       results.mcp = await measureMcp(ctx);
       process.stdout.write(`${formatMcpFigure(results.mcp).join('\n')}\n`);
+    }
+
+    // Billable actions (issue 19): on a dev server of its own whose counters nothing else moves.
+    if (args.only.has('actions')) {
+      const metrics = await startMetricsServer(workDir, log);
+      const actionsCtx = await open(metrics);
+      const figure = await measureActions(actionsCtx, metrics.metricsUrl);
+      (results as { actions?: unknown }).actions = { ...figure, command: ACTIONS_COMMAND };
+      process.stdout.write(`${formatActions(figure)}\n`);
     }
 
     results.meta.totalSeconds = Math.round((performance.now() - began) / 1000);

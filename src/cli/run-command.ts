@@ -180,6 +180,11 @@ export interface FollowOptions {
   live?: LiveSink;
   /** The result goes to stdout as JSON: the final answer is not completed on the live sink. */
   json?: boolean;
+  /**
+   * Take the model's text straight from a worker in this process when it runs the call (`run`'s inline
+   * worker; default true). Off, the text comes only through the server, as for a follower elsewhere.
+   */
+  inProcess?: boolean;
 }
 
 /** How often the in-flight model call's heartbeat details are read (they change at most every second). */
