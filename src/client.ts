@@ -28,6 +28,7 @@ import {
   eventsQuery,
   interruptSignal,
   sendMessageUpdate,
+  startSearchAttributes,
   stateQuery,
 } from './shared';
 import type { agentWorkflow } from './workflows';
@@ -195,6 +196,8 @@ export async function startRun(
     workflowId: options.workflowId,
     staticSummary: markdownText(input.prompt.trim().split('\n')[0]?.slice(0, 200) ?? ''),
     staticDetails: runDetails(input),
+    // Indexed from the start, free: the run then upserts only when a value changes (docs/search-attributes).
+    typedSearchAttributes: startSearchAttributes(input.model ?? DEFAULT_ANTHROPIC_MODEL),
   });
 }
 

@@ -1,8 +1,11 @@
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
 import {
+  INDEXED_COST_FLOOR_USD,
+  INDEXED_ITERATION_FLOOR,
   SEARCH_ATTRIBUTE_MIN_INTERVAL_MS,
   costSearchAttribute,
+  indexStep,
   iterationsSearchAttribute,
   modelSearchAttribute,
   statusSearchAttribute,
@@ -21,12 +24,30 @@ export interface StatusFlags {
   throttled: boolean;
 }
 
+/** The search attribute values the server holds for this execution, as far as this workflow knows. */
+interface Indexed {
+  status: string;
+  iterations?: number;
+  model?: string;
+  /** Absent (never written, or removed): undefined. */
+  costUsd?: number;
+}
+
 /**
  * What operators see without asking the run: the search attributes (list and filter runs) and the
  * Current Details line in the Web UI.
+ *
+ * Each upsert is a billable action and a history event. A run started with its search attributes
+ * already set (`startSearchAttributes`: the client helper, hence the CLI, does) is indexed on
+ * change: an upsert when the status changes (with the exact iterations and cost), and between status
+ * changes only when iterations or cost reach the next 1-2-5 step from 10 iterations / 0.10 USD
+ * (`indexStep`). A run started without them (other clients, and every run recorded before) keeps the
+ * throttled indexing it was recorded with, so its history replays.
  */
 export class StatusBoard {
   private lastIndexed: { status: string; at: number } | undefined;
+  /** Set when the run was started with its status indexed: what the server holds now. */
+  private indexed: Indexed | undefined;
 
   constructor(
     private readonly state: RunState,
@@ -41,7 +62,18 @@ export class StatusBoard {
       context?: () => string | undefined;
     },
     private readonly flags: StatusFlags,
-  ) {}
+  ) {
+    const start = workflowInfo().typedSearchAttributes;
+    const status = start.get(statusSearchAttribute);
+    if (flags.indexed && flags.throttled && status !== undefined) {
+      this.indexed = {
+        status,
+        iterations: start.get(iterationsSearchAttribute),
+        model: start.get(modelSearchAttribute),
+        costUsd: start.get(costSearchAttribute),
+      };
+    }
+  }
 
   /**
    * Brings the search attributes up to date. A status change always writes; otherwise at most once
@@ -52,6 +84,7 @@ export class StatusBoard {
     // Current Details follow every status change too (not a command: free, and replay-safe).
     this.showDetails();
     if (!this.flags.indexed) return;
+    if (this.indexed) return this.indexOnChange(status, this.indexed);
     const now = Date.now();
     const last = this.lastIndexed;
     if (this.flags.throttled && last?.status === status && now - last.at < SEARCH_ATTRIBUTE_MIN_INTERVAL_MS) return;
@@ -64,6 +97,25 @@ export class StatusBoard {
       { key: costSearchAttribute, value: this.state.costUsd },
     ];
     upsertSearchAttributes(pairs);
+  }
+
+  /** Writes only what changed, and only on a status change or a new 1-2-5 step (see the class). */
+  private indexOnChange(status: string, last: Indexed): void {
+    const cost = this.state.costUsd ?? undefined;
+    const iterations = this.state.iteration;
+    const stepped =
+      indexStep(iterations, INDEXED_ITERATION_FLOOR) > indexStep(last.iterations, INDEXED_ITERATION_FLOOR) ||
+      indexStep(cost, INDEXED_COST_FLOOR_USD) > indexStep(last.costUsd, INDEXED_COST_FLOOR_USD);
+    if (status === last.status && this.view.model === last.model && !stepped) return;
+    const pairs: SearchAttributeUpdatePair[] = [
+      ...(status !== last.status ? [{ key: statusSearchAttribute, value: status }] : []),
+      ...(iterations !== last.iterations ? [{ key: iterationsSearchAttribute, value: iterations }] : []),
+      ...(this.view.model !== last.model ? [{ key: modelSearchAttribute, value: this.view.model }] : []),
+      // An unknown cost removes the attribute: a stale number would read as a price.
+      ...(cost !== last.costUsd ? [{ key: costSearchAttribute, value: cost ?? null }] : []),
+    ];
+    this.indexed = { status, iterations, model: this.view.model, ...(cost !== undefined ? { costUsd: cost } : {}) };
+    if (pairs.length) upsertSearchAttributes(pairs);
   }
 
   /**
