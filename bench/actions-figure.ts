@@ -1,9 +1,10 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { ScriptedModel, text, toolUse, type ScriptedFunction } from '../src/models/scripted';
-import { WORKFLOW_TYPE, type AgentRunInput } from '../src/shared';
+import { startRun } from '../src/client';
+import type { AgentRunInput } from '../src/shared';
 import { createBashTool, createReadFileTool, ToolRegistry } from '../src/tools';
 import { createAgentWorker } from '../src/worker';
-import { countActions, totalOf, type ActionCounts } from './actions-metrics';
+import { countActions, patchUpserts, totalOf, type ActionCounts } from './actions-metrics';
 import { measureStreamedActions, type StreamedRow } from './actions-stream';
 import { settle, uniqueName, type BenchContext } from './context';
 import type { NaiveRunInput } from './naive-workflow';
@@ -33,6 +34,8 @@ export interface LoopRow {
   total: number;
   perIteration: number;
   byType: ActionCounts;
+  /** Of the upserts: the SDK's `TemporalChangeVersion` writes, one per `patched()` flag (ours only). */
+  patchUpserts: number;
 }
 
 export interface ActionsFigure {
@@ -71,7 +74,7 @@ export async function measureLoopActions(ctx: BenchContext, metricsUrl: string):
       const worker = await loopWorker(ctx, subject, taskQueue, model);
       await withWorkers([worker], async () => {
         await runLoop(ctx, subject, tool, taskQueue); // warm-up: caches, sandbox detection, first connections
-        const { actions } = await countActions(metricsUrl, () => runLoop(ctx, subject, tool, taskQueue));
+        const { value: handle, actions } = await countActions(metricsUrl, () => runLoop(ctx, subject, tool, taskQueue));
         const total = totalOf(actions);
         rows.push({
           subject,
@@ -80,6 +83,7 @@ export async function measureLoopActions(ctx: BenchContext, metricsUrl: string):
           total,
           perIteration: total / LOOP_ITERATIONS,
           byType: actions,
+          patchUpserts: await patchUpserts(handle),
         });
         ctx.log(
           `actions: ${subject} ${tool} loop: ${total} actions, ${(total / LOOP_ITERATIONS).toFixed(2)} per iteration`,
@@ -123,13 +127,15 @@ async function runLoop(ctx: BenchContext, subject: 'ours' | 'naive', tool: LoopT
   let handle: WorkflowHandle;
   if (subject === 'ours') {
     const input: AgentRunInput = { prompt, model: BENCH_MODEL, maxIterations: LOOP_ITERATIONS, tools: [tool] };
-    handle = await ctx.client.workflow.start(WORKFLOW_TYPE, { taskQueue, workflowId, args: [input] });
+    // As the CLI starts it: the client helper, which sets the search attributes at start.
+    handle = await startRun(ctx.client, input, { workflowId, taskQueue });
   } else {
     const input: NaiveRunInput = { prompt, model: BENCH_MODEL, maxIterations: LOOP_ITERATIONS };
     handle = await ctx.client.workflow.start('naiveAgentWorkflow', { taskQueue, workflowId, args: [input] });
   }
   const settled = await settle(handle, 120_000);
   if (!settled.ok) throw new Error(`actions: ${subject} ${tool} loop did not complete: ${settled.error}`);
+  return handle;
 }
 
 export async function measureActions(ctx: BenchContext, metricsUrl: string): Promise<ActionsFigure> {
@@ -155,13 +161,17 @@ export function formatActions(figure: ActionsFigure): string {
   for (const row of figure.loops) {
     lines.push(
       `  ${row.subject.padEnd(5)} ${row.tool.padEnd(9)} ${fmt(row.perIteration).padStart(5)} /iteration ` +
-        `(${row.total} in all): ${typesLine(row.byType, row.iterations)}`,
+        `(${row.total} in all): ${typesLine(row.byType, row.iterations)}` +
+        (row.patchUpserts
+          ? `; without patched()'s ${row.patchUpserts} upserts ${fmt((row.total - row.patchUpserts) / row.iterations)}`
+          : ''),
     );
   }
   lines.push('  one streamed model call, followed live from its start to the result (whole run):');
   for (const row of figure.streamed) {
     lines.push(
       `  ${row.label.padEnd(44)} ${String(row.total).padStart(3)} actions: ${typesLine(row.byType, 1)}` +
+        (row.patchUpserts ? `; without patched()'s ${row.patchUpserts} upserts ${row.total - row.patchUpserts}` : '') +
         `; text on screen ${row.lag.median} ms after the server wrote it (median), p90 ${row.lag.p90} ms, max ${row.lag.max} ms`,
     );
   }

@@ -1,3 +1,4 @@
+import type { WorkflowHandle } from '@temporalio/client';
 import { spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
 import * as path from 'node:path';
@@ -98,13 +99,25 @@ export async function countActions<T>(
   return { value, actions: difference(after, before) };
 }
 
+/** The counters once two reads a second apart agree (the server may record an action after answering). */
 async function settled(metricsUrl: string): Promise<ActionCounts> {
   let last = await readActions(metricsUrl);
   for (let i = 0; i < 20; i++) {
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 1_000));
     const now = await readActions(metricsUrl);
     if (totalOf(now) === totalOf(last)) return now;
     last = now;
   }
   return last;
+}
+
+/**
+ * Upserts of `TemporalChangeVersion` in a run's history: the SDK writes one for each `patched()`
+ * flag a run passes (one billable action each), not the run's own search attributes.
+ */
+export async function patchUpserts(handle: WorkflowHandle): Promise<number> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).filter(
+    (e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.TemporalChangeVersion,
+  ).length;
 }

@@ -1,12 +1,12 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { getRun } from '../src/client';
+import { getRun, startRun } from '../src/client';
 import { follow } from '../src/cli/run-command';
 import type { LiveSink } from '../src/cli/live-text';
 import { AnthropicProvider } from '../src/models/anthropic';
-import { WORKFLOW_TYPE, type AgentRunInput } from '../src/shared';
+import type { AgentRunInput } from '../src/shared';
 import { createAgentWorker } from '../src/worker';
-import { countActions, totalOf, type ActionCounts } from './actions-metrics';
+import { countActions, patchUpserts, totalOf, type ActionCounts } from './actions-metrics';
 import { uniqueName, type BenchContext } from './context';
 import { createBenchRegistry } from './scenario';
 import { withWorkers } from './workers';
@@ -20,6 +20,8 @@ export interface StreamedRow {
   label: string;
   total: number;
   byType: ActionCounts;
+  /** Of the upserts: the SDK's `TemporalChangeVersion` writes, one per `patched()` flag. */
+  patchUpserts: number;
   /** Token written by the fake server → the same text written to the follower's terminal, ms. */
   lag: { median: number; p90: number; max: number; samples: number };
 }
@@ -46,10 +48,11 @@ export async function measureStreamedActions(ctx: BenchContext, metricsUrl: stri
       });
       await withWorkers([worker], async () => {
         const lags: number[] = [];
+        const workflowId = uniqueName('actions-stream');
         const { actions } = await countActions(metricsUrl, async () => {
           const input: AgentRunInput = { prompt: 'answer', model: 'claude-bench-stream', maxIterations: 2 };
-          const workflowId = uniqueName('actions-stream');
-          await ctx.client.workflow.start(WORKFLOW_TYPE, { taskQueue, workflowId, args: [input] });
+          // As the CLI starts it: the client helper, which sets the search attributes at start.
+          await startRun(ctx.client, input, { workflowId, taskQueue });
           const sink = lagSink(server, lags);
           await follow(getRun(ctx.client, workflowId), () => {}, { live: sink, inProcess: mode === 'inline' });
         });
@@ -62,6 +65,7 @@ export async function measureStreamedActions(ctx: BenchContext, metricsUrl: stri
               : '20 s streamed call, `follow` from elsewhere',
           total: totalOf(actions),
           byType: actions,
+          patchUpserts: await patchUpserts(getRun(ctx.client, workflowId)),
           lag: { median: at(0.5), p90: at(0.9), max: sorted[sorted.length - 1] ?? NaN, samples: sorted.length },
         };
         ctx.log(`actions: ${row.label}: ${row.total} actions, text lag median ${row.lag.median} ms`);
@@ -74,7 +78,11 @@ export async function measureStreamedActions(ctx: BenchContext, metricsUrl: stri
   return rows;
 }
 
-/** A terminal that notes, for every chunk of the answer it is given, how long ago the server wrote it. */
+/**
+ * A terminal that notes, for every delta of the answer, how long after the server wrote it the
+ * delta's last character reached the screen: one sample per delta, so text that only arrives at the
+ * end (from the events and the result) counts for all it is.
+ */
 function lagSink(server: PacedServer, lags: number[]): LiveSink {
   let printed = 0;
   return {
@@ -82,9 +90,13 @@ function lagSink(server: PacedServer, lags: number[]): LiveSink {
     write(chunk) {
       const chars = chunk.replace(/[^x]/g, '').length;
       if (!chars) return;
+      const now = Date.now();
+      const before = Math.floor(printed / DELTA_CHARS);
       printed += chars;
-      const wrote = server.wroteAt(printed);
-      if (wrote !== undefined) lags.push(Date.now() - wrote);
+      for (let delta = before + 1; delta <= Math.floor(printed / DELTA_CHARS); delta++) {
+        const wrote = server.wroteAt(delta * DELTA_CHARS);
+        if (wrote !== undefined) lags.push(now - wrote);
+      }
     },
   };
 }

@@ -13,7 +13,7 @@ import type { McpServerConfig } from '../shared/mcp';
 import { ServerContact, isServerUnavailable, serverAddressOf } from './server-contact';
 import { exitLine, formatResult } from './format';
 import { RunPrinter } from './live-events';
-import { readLiveSnapshot } from './live-stream';
+import { LiveFeed } from './live-feed';
 import { lineSink, streamSink, type LiveSink } from './live-text';
 import { Spinner } from './spinner';
 import { inertJson, visibleLine } from './terminal-text';
@@ -234,16 +234,21 @@ export async function follow(
       (error: unknown) => void (outcome = { ok: false, error }),
     );
   };
+  // describe() each poll (not a billable action); the events query (one) only when history moved.
+  const feed = new LiveFeed(handle, options.inProcess === false ? undefined : (s) => printer.snapshot(s));
   const printEvents = async () => {
-    const page = await queryEvents(handle, cursor);
+    const changed = await feed.eventsChanged();
     contact.back();
+    if (!changed) return;
+    const page = await queryEvents(handle, cursor);
     // An approval must show the whole input that would run: the events keep it cut.
     printer.events(await withWholeApprovalInputs(handle.client, handle.workflowId, page.events));
     cursor = page.cursor;
+    feed.queriedEvents();
   };
   const printLive = async () => {
     if (!printer.inFlight) return;
-    const snapshot = await readLiveSnapshot(handle).catch(() => undefined);
+    const snapshot = await feed.snapshot().catch(() => undefined);
     if (snapshot) printer.snapshot(snapshot);
   };
   try {
@@ -302,6 +307,7 @@ export async function follow(
     lines?.flush();
     return { result, ...(whole ? { shownAnswer: result.finalText } : {}) };
   } finally {
+    feed.close();
     spinner.stop();
     process.off('SIGINT', onSigint);
   }
