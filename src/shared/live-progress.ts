@@ -92,3 +92,19 @@ export function publishLocalProgress(workflowId: string, progress: LocalProgress
     }
   }
 }
+
+/**
+ * `includePartial`: what the in-flight model call has streamed so far, next to a page of events.
+ * Bounded: at most PROGRESS_TAIL_CHARS of each stream (the newest), whatever the answer's length.
+ * Not a logged event (no `seq`): it is read from the call's heartbeat details each time, never
+ * stored in the run, so it costs history nothing; `text.chars` says how far the stream has got.
+ */
+export interface PartialOutput {
+  kind: 'partial';
+  /** `<runId>/<activityId>` of the model call: a new value is a new call (or a new execution). */
+  call: string;
+  /** The call's attempt: a retried call starts its stream over. */
+  attempt: number;
+  thinking?: StreamTail;
+  text?: StreamTail;
+}
