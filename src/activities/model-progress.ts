@@ -10,13 +10,13 @@ import {
 } from '../shared/live-progress';
 
 /**
- * Longest gap between two heartbeats a model call sends: 40 % of its heartbeat timeout, between 1 s
- * and 10 s (8 s at the default 20 s timeout). Each heartbeat is a billable action; the timeout still
- * has 2.5 gaps of room before Temporal declares the worker lost. The price: the call hears of a
+ * Longest gap between two heartbeats a model call sends: 20 % of its heartbeat timeout, between 1 s
+ * and 10 s (4 s at the default 20 s timeout). Each heartbeat is a billable action; the timeout still
+ * has 5 gaps of room before Temporal declares the worker lost. The price: the call hears of a
  * cancel (an interrupt) only in a heartbeat's response, so up to one gap late, and a follower
  * elsewhere sees the streamed text in bursts (docs/live-output.md).
  */
-export const HEARTBEAT_GAP_SHARE = 0.4;
+export const HEARTBEAT_GAP_SHARE = 0.2;
 export const HEARTBEAT_GAP_MIN_MS = 1_000;
 export const HEARTBEAT_GAP_MAX_MS = 10_000;
 
@@ -27,7 +27,7 @@ export function heartbeatGapMs(heartbeatTimeoutMs: number | undefined): number {
 
 /**
  * Once text streams, the first heartbeat goes this long after the first delta (a follower elsewhere
- * sees the answer begin), and each gap after it doubles up to the longest: +1, +3, +7, +15 s…
+ * sees the answer begin), and each gap after it doubles up to the longest: +1, +3, +7, +11 s…
  */
 export const FIRST_STREAM_HEARTBEAT_MS = 1_000;
 
@@ -84,7 +84,7 @@ class Tail {
  * the answer as it streams (see `live-progress.ts`). The provider asks for a heartbeat every second
  * (and on bytes); one goes to the server only when the gap is over: the longest gap
  * (`heartbeatGapMs`) while the call waits for its first delta, then 1 s after it and doubling
- * (FIRST_STREAM_HEARTBEAT_MS), so a 20 s stream sends four. A follower in this process gets the
+ * (FIRST_STREAM_HEARTBEAT_MS), so a 20 s stream sends six. A follower in this process gets the
  * tails at once, at most every LOCAL_PROGRESS_GAP_MS (`watchLocalProgress`).
  */
 export function modelProgress(
