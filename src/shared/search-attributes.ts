@@ -1,4 +1,5 @@
 import { SearchAttributeType, defineSearchAttributeKey, type SearchAttributePair } from '@temporalio/common';
+import { hasKnownPrice } from './pricing';
 
 /**
  * Custom search attributes every run keeps current, so runs can be listed and filtered by status,
@@ -43,7 +44,8 @@ export function indexStep(value: number | null | undefined, floor: number): numb
 
 /**
  * What a client sets when it starts a run (no action of its own: part of the start): the run is
- * `running`, at iteration 0, on its model. A run started with these is indexed on change only
+ * `running`, at iteration 0, on its model, having cost 0 USD (left unset for a model without a known
+ * price: its cost is unknown, never 0). A run started with these is indexed on change only
  * (`src/workflows/status.ts`); its first upsert comes with its first status change.
  */
 export function startSearchAttributes(model: string): SearchAttributePair[] {
@@ -51,5 +53,6 @@ export function startSearchAttributes(model: string): SearchAttributePair[] {
     { key: statusSearchAttribute, value: 'running' },
     { key: iterationsSearchAttribute, value: 0 },
     { key: modelSearchAttribute, value: model },
+    ...(hasKnownPrice(model) ? [{ key: costSearchAttribute, value: 0 }] : []),
   ];
 }
