@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ACTIONS_COMMAND, formatActions, measureActions } from './actions-figure';
+import { startMetricsServer } from './actions-metrics';
 import { measureCluster, type ClusterFigure } from './cluster-figure';
 import { formatClusterFigure } from './cluster-report';
 import type { BenchContext } from './context';
@@ -36,6 +38,8 @@ import { installQuietRuntime } from './workers';
  *   npm run bench -- --only=overhead,replay
  *   npm run bench -- --only=mcp           a durable MCP call against a direct SDK client call (about 30 s)
  *   npm run bench -- --only=subagents     10 parallel subagents against 1, and history bytes per subagent
+ *   npm run bench -- --only=actions       billable actions by type (the server's `action` metric): loops and a
+ *                                         streamed call followed live, ours and naive (about 2 minutes)
  *   npm run bench -- --only=cluster       issue 12's figures on a real cluster (Temporal server from Go on
  *                                         PostgreSQL, TLS, 3 worker processes): not in the default set, as
  *                                         it needs PostgreSQL and the Go-built server (.ci/run) and takes
@@ -54,12 +58,13 @@ const FIGURES = [
   'stream',
   'mcp',
   'subagents',
+  'actions',
   'cluster',
 ] as const;
 type Figure = (typeof FIGURES)[number];
-/** What `npm run bench` runs without --only: everything but the cluster, stream and subagents (see above). */
+/** What `npm run bench` runs without --only: everything but the cluster, stream, subagents and actions (see above). */
 const DEFAULT_FIGURES: readonly Figure[] = FIGURES.filter(
-  (f) => f !== 'cluster' && f !== 'stream' && f !== 'subagents',
+  (f) => f !== 'cluster' && f !== 'stream' && f !== 'subagents' && f !== 'actions',
 );
 
 interface Args {
@@ -158,6 +163,15 @@ async function main(): Promise<void> {
     if (ctx && args.only.has('subagents')) {
       results.subagents = await measureSubagents(ctx);
       process.stdout.write(`${formatSubagentFigure(results.subagents).join('\n')}\n`);
+    }
+
+    // Billable actions (issue 19): on a dev server of its own whose counters nothing else moves.
+    if (args.only.has('actions')) {
+      const metrics = await startMetricsServer(workDir, log);
+      const actionsCtx = await open(metrics);
+      const figure = await measureActions(actionsCtx, metrics.metricsUrl);
+      (results as { actions?: unknown }).actions = { ...figure, command: ACTIONS_COMMAND };
+      process.stdout.write(`${formatActions(figure)}\n`);
     }
 
     results.meta.totalSeconds = Math.round((performance.now() - began) / 1000);

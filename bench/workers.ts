@@ -1,6 +1,7 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { dataConverterFromEnv } from '../src/codec';
 import type { ModelProvider } from '../src/models/types';
+import type { ToolRegistry } from '../src/tools';
 import { DEFAULT_NAMESPACE } from '../src/shared';
 import { createAgentWorker, type AgentWorker } from '../src/worker';
 import { createNaiveActivities } from './naive-activities';
@@ -20,6 +21,8 @@ export interface BenchWorkerOptions {
   workspace: string;
   /** Let the worker take activities eagerly when it completes a workflow task (the SDK default). */
   eager: boolean;
+  /** The tools (default the bench registry: `emit_output`, `emit_output_local`, `read_file`). */
+  tools?: ToolRegistry;
 }
 
 /** Eager dispatch off, for the whole worker. */
@@ -34,7 +37,7 @@ const NO_EAGER: Partial<WorkerOptions> = { maxEagerActivityReservationsPerWorkfl
 export type BenchWorker = Pick<AgentWorker, 'run' | 'runUntil' | 'shutdown' | 'getState'>;
 
 export async function createBenchWorker(options: BenchWorkerOptions): Promise<BenchWorker> {
-  const tools = createBenchRegistry();
+  const tools = options.tools ?? createBenchRegistry();
   if (options.subject === 'ours') {
     return createAgentWorker({
       connection: options.connection,

@@ -15,6 +15,8 @@ import { connectionOptions, describeConnection, temporalConfig, type TemporalCon
 import type { ZodType } from 'zod';
 import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage } from './shared';
 import { isZodSchema, outputSchemaOf } from './typed-output';
+import { readLiveSnapshot } from './cli/live-stream';
+import type { PartialOutput } from './shared/live-progress';
 import type { ApprovalResult, EndSessionResult, SendMessageResult } from './shared';
 import {
   BUILTIN_TOOL_NAMES,
@@ -28,6 +30,7 @@ import {
   eventsQuery,
   interruptSignal,
   sendMessageUpdate,
+  startSearchAttributes,
   stateQuery,
 } from './shared';
 import type { agentWorkflow } from './workflows';
@@ -195,6 +198,8 @@ export async function startRun(
     workflowId: options.workflowId,
     staticSummary: markdownText(input.prompt.trim().split('\n')[0]?.slice(0, 200) ?? ''),
     staticDetails: runDetails(input),
+    // Indexed from the start, free: the run then upserts only when a value changes (docs/search-attributes).
+    typedSearchAttributes: startSearchAttributes(input.model ?? DEFAULT_ANTHROPIC_MODEL),
   });
 }
 
@@ -203,8 +208,23 @@ export function getRun(client: Client, workflowId: string): AgentHandle {
 }
 
 export const queryState = (handle: AgentHandle): Promise<AgentRunState> => handle.query(stateQuery);
-export const queryEvents = (handle: AgentHandle, after: number): Promise<EventsPage> =>
-  handle.query(eventsQuery, { after });
+/**
+ * A page of the run's events after `after`. `includePartial`: also what the in-flight model call has
+ * streamed so far (`partial`, bounded; docs/live-output.md#partial-output), read from its heartbeat
+ * details with `describe()`, which is not a billable action, so it adds nothing to the query's cost.
+ */
+export async function queryEvents(
+  handle: AgentHandle,
+  after: number,
+  options: { includePartial?: boolean } = {},
+): Promise<EventsPage & { partial?: PartialOutput }> {
+  if (!options.includePartial) return handle.query(eventsQuery, { after });
+  const [page, snapshot] = await Promise.all([
+    handle.query(eventsQuery, { after }),
+    readLiveSnapshot(handle).catch(() => undefined),
+  ]);
+  return snapshot ? { ...page, partial: { kind: 'partial', ...snapshot } } : page;
+}
 export const interruptRun = (handle: AgentHandle, reason?: string): Promise<void> =>
   handle.signal(interruptSignal, reason !== undefined ? { reason } : {});
 

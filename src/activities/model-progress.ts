@@ -1,23 +1,54 @@
 import type { Context } from '@temporalio/activity';
 import type { ModelCallContext, ModelProgressEvent } from '../models/types';
 import { cutChars } from '../shared/bounds';
-import { PROGRESS_TAIL_CHARS, type ModelProgressDetails, type StreamTail } from '../shared/live-progress';
+import {
+  PROGRESS_TAIL_CHARS,
+  hasLocalWatchers,
+  publishLocalProgress,
+  type ModelProgressDetails,
+  type StreamTail,
+} from '../shared/live-progress';
 
 /**
- * Least gap between two heartbeats sent because text arrived, ms. Temporal's worker throttles
- * further (to its `maxHeartbeatThrottleInterval`, 1 s here) and sends the newest details it was
- * given at the end of each interval; this only keeps a fast stream from serializing its details
- * hundreds of times a second.
+ * Longest gap between two heartbeats a model call sends: 20 % of its heartbeat timeout, between 1 s
+ * and 10 s (4 s at the default 20 s timeout). Each heartbeat is a billable action; the timeout still
+ * has 5 gaps of room before Temporal declares the worker lost. The price: the call hears of a
+ * cancel (an interrupt) only in a heartbeat's response, so up to one gap late, and a follower
+ * elsewhere sees the streamed text in bursts (docs/live-output.md).
  */
-export const PROGRESS_HEARTBEAT_MIN_GAP_MS = 250;
+export const HEARTBEAT_GAP_SHARE = 0.2;
+export const HEARTBEAT_GAP_MIN_MS = 1_000;
+export const HEARTBEAT_GAP_MAX_MS = 10_000;
+
+export function heartbeatGapMs(heartbeatTimeoutMs: number | undefined): number {
+  if (heartbeatTimeoutMs === undefined || !(heartbeatTimeoutMs > 0)) return HEARTBEAT_GAP_MAX_MS;
+  return Math.min(HEARTBEAT_GAP_MAX_MS, Math.max(HEARTBEAT_GAP_MIN_MS, heartbeatTimeoutMs * HEARTBEAT_GAP_SHARE));
+}
+
+/**
+ * Once text streams, the first heartbeat goes this long after the first delta (a follower elsewhere
+ * sees the answer begin), and each gap after it doubles up to the longest: +1, +3, +7, +11 s…
+ */
+export const FIRST_STREAM_HEARTBEAT_MS = 1_000;
+
+/** Least gap between two in-process deliveries of a stream (a follower in this process), ms. */
+export const LOCAL_PROGRESS_GAP_MS = 50;
 
 export interface ModelProgressOptions {
   /** Key naming the call in the details (`model call`, `closing summary`). */
   label?: string;
   tailChars?: number;
-  minGapMs?: number;
+  /** Longest gap between heartbeats; default from the activity's heartbeat timeout (`heartbeatGapMs`). */
+  gapMs?: number;
   now?: () => number;
 }
+
+/** What of the activity's context the progress reporter uses: heartbeats, and who it is (in-process delivery). */
+export type ProgressContext = Pick<Context, 'heartbeat'> & {
+  info?: Pick<Context['info'], 'activityId' | 'attempt' | 'heartbeatTimeoutMs'> & {
+    workflowExecution?: { workflowId: string; runId: string };
+  };
+};
 
 /** One stream's bounded state: the total length and the newest `tailChars` characters. */
 class Tail {
@@ -50,23 +81,29 @@ class Tail {
 /**
  * The `heartbeat` and `progress` of a model call's `ModelCallContext`: deltas are accumulated
  * into bounded tails, and every heartbeat carries them, so `describe()`'s pending activities show
- * the answer as it streams (see `live-progress.ts`). Heartbeats on deltas are spaced at least
- * `minGapMs`; the provider's keep-alive heartbeat (every second) carries the newest tails too.
+ * the answer as it streams (see `live-progress.ts`). The provider asks for a heartbeat every second
+ * (and on bytes); one goes to the server only when the gap is over: the longest gap
+ * (`heartbeatGapMs`) while the call waits for its first delta, then 1 s after it and doubling
+ * (FIRST_STREAM_HEARTBEAT_MS), so a 20 s stream sends six. A follower in this process gets the
+ * tails at once, at most every LOCAL_PROGRESS_GAP_MS (`watchLocalProgress`).
  */
 export function modelProgress(
-  ctx: Pick<Context, 'heartbeat'>,
+  ctx: ProgressContext,
   model: string,
   options: ModelProgressOptions = {},
 ): Pick<ModelCallContext, 'heartbeat' | 'progress'> {
   const now = options.now ?? Date.now;
   const label = options.label ?? 'model call';
   const keep = options.tailChars ?? PROGRESS_TAIL_CHARS;
-  const minGap = options.minGapMs ?? PROGRESS_HEARTBEAT_MIN_GAP_MS;
+  const longest = options.gapMs ?? heartbeatGapMs(ctx.info?.heartbeatTimeoutMs);
+  let gap = longest;
+  let streaming = false;
   const started = now();
   const shownModel = cutChars(model, 200);
   const streams: { thinking?: Tail; text?: Tail } = {};
   let phase: ModelProgressDetails['phase'] = 'waiting';
-  let lastSent = -Infinity;
+  let lastSent = started;
+  const local = localDelivery(ctx, streams);
 
   const details = (): ModelProgressDetails => ({
     [label]: shownModel,
@@ -76,7 +113,9 @@ export function modelProgress(
     ...(streams.text ? { text: streams.text.snapshot() } : {}),
   });
   const heartbeat = () => {
+    if (now() - lastSent < gap) return;
     lastSent = now();
+    if (streaming) gap = Math.min(longest, 2 * gap);
     ctx.heartbeat(details());
   };
   const progress = (event: ModelProgressEvent) => {
@@ -86,7 +125,42 @@ export function modelProgress(
     if ((kind !== 'text' && kind !== 'thinking') || typeof delta !== 'string' || delta.length === 0) return;
     (streams[kind] ??= new Tail(keep)).add(delta);
     phase = kind;
-    if (now() - lastSent >= minGap) heartbeat();
+    if (!streaming) {
+      streaming = true;
+      lastSent = now();
+      gap = Math.min(longest, FIRST_STREAM_HEARTBEAT_MS);
+    }
+    local?.();
+    heartbeat();
   };
   return { heartbeat, progress };
+}
+
+/**
+ * Delivers the streams to followers in this process (when there are any), at most every
+ * LOCAL_PROGRESS_GAP_MS, the last delta of a burst included (a trailing delivery).
+ */
+function localDelivery(ctx: ProgressContext, streams: { thinking?: Tail; text?: Tail }): (() => void) | undefined {
+  const info = ctx.info;
+  const run = info?.workflowExecution;
+  if (!info || !run) return undefined;
+  const call = `${run.runId}/${info.activityId}`;
+  let last = -Infinity;
+  let trailing: NodeJS.Timeout | undefined;
+  const deliver = () => {
+    trailing = undefined;
+    last = Date.now();
+    publishLocalProgress(run.workflowId, {
+      call,
+      attempt: info.attempt,
+      ...(streams.thinking ? { thinking: streams.thinking.snapshot() } : {}),
+      ...(streams.text ? { text: streams.text.snapshot() } : {}),
+    });
+  };
+  return () => {
+    if (!hasLocalWatchers(run.workflowId) || trailing) return;
+    const wait = LOCAL_PROGRESS_GAP_MS - (Date.now() - last);
+    if (wait <= 0) deliver();
+    else trailing = setTimeout(deliver, wait);
+  };
 }

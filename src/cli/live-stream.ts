@@ -1,3 +1,5 @@
+import type { WorkflowExecutionDescription } from '@temporalio/client';
+import type { LoadedDataConverter } from '@temporalio/common';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import type { AgentHandle } from '../client';
 import { parseModelProgress, type StreamTail } from '../shared/live-progress';
@@ -22,14 +24,21 @@ export interface LiveSnapshot {
  * streamed nothing yet.
  */
 export async function readLiveSnapshot(handle: AgentHandle): Promise<LiveSnapshot | undefined> {
-  const description = await handle.describe();
+  return liveSnapshotOf(await handle.describe(), handle.client.options.loadedDataConverter);
+}
+
+/** The same, from a description already read. */
+export async function liveSnapshotOf(
+  description: WorkflowExecutionDescription,
+  converter: LoadedDataConverter,
+): Promise<LiveSnapshot | undefined> {
   const pending = description.raw.pendingActivities ?? [];
   const call = pending.find((a) => baseActivityName(a.activityType?.name ?? '') === MODEL_CALL_ACTIVITY);
   const payloads = call?.heartbeatDetails?.payloads;
   if (!call || !payloads?.length) return undefined;
   let details: unknown[];
   try {
-    details = await decodeArrayFromPayloads(handle.client.options.loadedDataConverter, payloads);
+    details = await decodeArrayFromPayloads(converter, payloads);
   } catch {
     // Details this client cannot decode (another codec key): no live text, the events still come.
     return undefined;

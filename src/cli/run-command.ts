@@ -10,7 +10,7 @@ import { checkPromptSize } from './prompt-source';
 import { ServerContact, isServerUnavailable, serverAddressOf } from './server-contact';
 import { exitLine, formatResult } from './format';
 import { RunPrinter } from './live-events';
-import { readLiveSnapshot } from './live-stream';
+import { LiveFeed } from './live-feed';
 import { lineSink, streamSink, type LiveSink } from './live-text';
 import { Spinner } from './spinner';
 import { inertJson, visibleLine } from './terminal-text';
@@ -130,6 +130,11 @@ export interface FollowOptions {
   live?: LiveSink;
   /** The result goes to stdout as JSON: the final answer is not completed on the live sink. */
   json?: boolean;
+  /**
+   * Take the model's text straight from a worker in this process when it runs the call (`run`'s inline
+   * worker; default true). Off, the text comes only through the server, as for a follower elsewhere.
+   */
+  inProcess?: boolean;
 }
 
 /** How often the in-flight model call's heartbeat details are read (they change at most every second). */
@@ -185,17 +190,22 @@ export async function follow(
       (error: unknown) => void (outcome = { ok: false, error }),
     );
   };
+  // describe() each poll (not a billable action); the events query (one) only when history moved.
+  const feed = new LiveFeed(handle, options.inProcess === false ? undefined : (s) => printer.snapshot(s));
   const printEvents = async () => {
-    const page = await queryEvents(handle, cursor);
+    const changed = await feed.eventsChanged();
     contact.back();
+    if (!changed) return;
+    const page = await queryEvents(handle, cursor);
     // An approval must show the whole input that would run: the events keep it cut.
     const events = await withWholeApprovalInputs(handle.client, handle.workflowId, page.events);
     await subagents.page(events, (part) => printer.events(part));
     cursor = page.cursor;
+    feed.queriedEvents();
   };
   const printLive = async () => {
     if (!printer.inFlight) return;
-    const snapshot = await readLiveSnapshot(handle).catch(() => undefined);
+    const snapshot = await feed.snapshot().catch(() => undefined);
     if (snapshot) printer.snapshot(snapshot);
   };
   try {
@@ -254,6 +264,7 @@ export async function follow(
     lines?.flush();
     return { result, ...(whole ? { shownAnswer: result.finalText } : {}) };
   } finally {
+    feed.close();
     spinner.stop();
     process.off('SIGINT', onSigint);
   }

@@ -50,3 +50,61 @@ export function parseModelProgress(raw: unknown): { thinking?: StreamTail; text?
   if (!thinking && !text) return undefined;
   return { ...(thinking ? { thinking } : {}), ...(text ? { text } : {}) };
 }
+
+/**
+ * In-process delivery: a model call's streams as a worker in this very process has them, for a
+ * follower in the same process (`run` with its inline worker). No server round trip and no billable
+ * action; the heartbeat details stay the channel for followers elsewhere.
+ */
+export interface LocalProgress {
+  /** As followers name a call from `describe()`: `<runId>/<activityId>`. */
+  call: string;
+  attempt: number;
+  thinking?: StreamTail;
+  text?: StreamTail;
+}
+
+type LocalListener = (progress: LocalProgress) => void;
+const localListeners = new Map<string, Set<LocalListener>>();
+
+/** Calls `listener` with every progress of the run's model calls that a worker in this process makes; returns the unwatch. */
+export function watchLocalProgress(workflowId: string, listener: LocalListener): () => void {
+  let set = localListeners.get(workflowId);
+  if (!set) localListeners.set(workflowId, (set = new Set()));
+  set.add(listener);
+  return () => {
+    set.delete(listener);
+    if (set.size === 0 && localListeners.get(workflowId) === set) localListeners.delete(workflowId);
+  };
+}
+
+export function hasLocalWatchers(workflowId: string): boolean {
+  return localListeners.has(workflowId);
+}
+
+/** A listener that throws is the follower's problem, never the model call's. */
+export function publishLocalProgress(workflowId: string, progress: LocalProgress): void {
+  for (const listener of localListeners.get(workflowId) ?? []) {
+    try {
+      listener(progress);
+    } catch {
+      // ignored: see above
+    }
+  }
+}
+
+/**
+ * `includePartial`: what the in-flight model call has streamed so far, next to a page of events.
+ * Bounded: at most PROGRESS_TAIL_CHARS of each stream (the newest), whatever the answer's length.
+ * Not a logged event (no `seq`): it is read from the call's heartbeat details each time, never
+ * stored in the run, so it costs history nothing; `text.chars` says how far the stream has got.
+ */
+export interface PartialOutput {
+  kind: 'partial';
+  /** `<runId>/<activityId>` of the model call: a new value is a new call (or a new execution). */
+  call: string;
+  /** The call's attempt: a retried call starts its stream over. */
+  attempt: number;
+  thinking?: StreamTail;
+  text?: StreamTail;
+}

@@ -1,8 +1,10 @@
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
 import {
-  SEARCH_ATTRIBUTE_MIN_INTERVAL_MS,
+  INDEXED_COST_FLOOR_USD,
+  INDEXED_ITERATION_FLOOR,
   costSearchAttribute,
+  indexStep,
   iterationsSearchAttribute,
   modelSearchAttribute,
   statusSearchAttribute,
@@ -14,12 +16,28 @@ import type { RunState } from './run-state';
 /** The status value an execution is left with when it continues as new (the next execution says `running`). */
 export const CONTINUED_STATUS = 'continued';
 
+/** The search attribute values the server holds for this execution, as far as this workflow knows. */
+interface Indexed {
+  status: string;
+  iterations?: number;
+  model?: string;
+  /** Absent (never written, or removed): undefined. */
+  costUsd?: number;
+}
+
 /**
  * What operators see without asking the run: the search attributes (list and filter runs) and the
  * Current Details line in the Web UI.
+ *
+ * Each upsert is a billable action and a history event. A run started with its search attributes
+ * already set (`startSearchAttributes`: the client helper, hence the CLI, does) is indexed on
+ * change: an upsert when the status changes (with the exact iterations and cost), and between status
+ * changes only when iterations or cost reach the next 1-2-5 step from 10 iterations / 0.10 USD
+ * (`indexStep`). A run started without them (by another client) writes them all at its first index.
  */
 export class StatusBoard {
-  private lastIndexed: { status: string; at: number } | undefined;
+  /** What the server holds now: the attributes the run was started (or continued) with, else nothing. */
+  private indexed: Indexed;
 
   constructor(
     private readonly state: RunState,
@@ -33,28 +51,44 @@ export class StatusBoard {
       /** What the system prompt was assembled from. */
       context?: () => string | undefined;
     },
-  ) {}
+  ) {
+    // A run started without them (by another client) has none: its first index writes them all.
+    const start = workflowInfo().typedSearchAttributes;
+    this.indexed = {
+      status: start.get(statusSearchAttribute) ?? '',
+      iterations: start.get(iterationsSearchAttribute),
+      model: start.get(modelSearchAttribute),
+      costUsd: start.get(costSearchAttribute),
+    };
+  }
 
   /**
-   * Brings the search attributes up to date. A status change always writes; otherwise at most once
-   * per SEARCH_ATTRIBUTE_MIN_INTERVAL_MS, so a fast loop does not pay a history event and a
-   * visibility write per iteration (its iteration count then lags by at most one iteration).
+   * Brings the search attributes up to date when a value people filter on changed: the status, the
+   * model, or a 1-2-5 step of iterations or cost (each write is a billable action and a history event).
    */
   index(status: RunStatus | typeof CONTINUED_STATUS = this.state.status): void {
     // Current Details follow every status change too (not a command: free, and replay-safe).
     this.showDetails();
-    const now = Date.now();
-    const last = this.lastIndexed;
-    if (last?.status === status && now - last.at < SEARCH_ATTRIBUTE_MIN_INTERVAL_MS) return;
-    this.lastIndexed = { status, at: now };
+    this.indexOnChange(status, this.indexed);
+  }
+
+  /** Writes only what changed, and only on a status change or a new 1-2-5 step (see the class). */
+  private indexOnChange(status: string, last: Indexed): void {
+    const cost = this.state.costUsd ?? undefined;
+    const iterations = this.state.iteration;
+    const stepped =
+      indexStep(iterations, INDEXED_ITERATION_FLOOR) > indexStep(last.iterations, INDEXED_ITERATION_FLOOR) ||
+      indexStep(cost, INDEXED_COST_FLOOR_USD) > indexStep(last.costUsd, INDEXED_COST_FLOOR_USD);
+    if (status === last.status && this.view.model === last.model && !stepped) return;
     const pairs: SearchAttributeUpdatePair[] = [
-      { key: statusSearchAttribute, value: status },
-      { key: iterationsSearchAttribute, value: this.state.iteration },
-      { key: modelSearchAttribute, value: this.view.model },
+      ...(status !== last.status ? [{ key: statusSearchAttribute, value: status }] : []),
+      ...(iterations !== last.iterations ? [{ key: iterationsSearchAttribute, value: iterations }] : []),
+      ...(this.view.model !== last.model ? [{ key: modelSearchAttribute, value: this.view.model }] : []),
       // An unknown cost removes the attribute: a stale number would read as a price.
-      { key: costSearchAttribute, value: this.state.costUsd },
+      ...(cost !== last.costUsd ? [{ key: costSearchAttribute, value: cost ?? null }] : []),
     ];
-    upsertSearchAttributes(pairs);
+    this.indexed = { status, iterations, model: this.view.model, ...(cost !== undefined ? { costUsd: cost } : {}) };
+    if (pairs.length) upsertSearchAttributes(pairs);
   }
 
   /**

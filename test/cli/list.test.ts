@@ -5,7 +5,7 @@ import { listQuery } from '../../src/cli/list-command';
 import { getRun, interruptRun, startRun } from '../../src/client';
 import { ScriptedModel, delayed, text, toolUse } from '../../src/models/scripted';
 import type { ModelProvider } from '../../src/models/types';
-import type { AgentRunInput } from '../../src/shared';
+import { WORKFLOW_TYPE, type AgentRunInput } from '../../src/shared';
 import { connectTestEnv, tempWorkspace, testAddress, withWorker, type TestEnv } from '../support/temporal';
 import { eventually } from '../support/run-helpers';
 
@@ -123,8 +123,13 @@ test('bad --status and --limit values are usage errors that name the valid choic
 
 test('list shows status, iterations, cost and model from the search attributes, and what Temporal knows otherwise', async () => {
   const client = env.client;
-  // A run no worker ever picks up writes no search attributes: like a run from before they existed.
-  const idle = await startRun(client, input('never picked up'), { workflowId: id('d'), taskQueue: idleQueue });
+  // A run started without search attributes (another client; the helper sets them at start) that no
+  // worker ever picks up has none: like a run from before they existed.
+  const idle = await client.workflow.start(WORKFLOW_TYPE, {
+    args: [input('never picked up')],
+    workflowId: id('d'),
+    taskQueue: idleQueue,
+  });
   // Not an agent run: the default listing leaves it out.
   const other = await client.workflow.start('someOtherWorkflow', { taskQueue: idleQueue, workflowId: id('other') });
 

@@ -216,6 +216,8 @@ describe('encrypted payloads in a real event history', () => {
     const plain = plainPayloadPaths(completedEvents);
     const allowed = [
       /^\.\d+\.upsertWorkflowSearchAttributesEventAttributes\.searchAttributes\.indexedFields\.\w+$/,
+      // The ones the client sets at start (status, iterations, model, cost): search attributes too.
+      /^\.0\.workflowExecutionStartedEventAttributes\.searchAttributes\.indexedFields\.DurableAgent\w+$/,
       /^\.\d+\.markerRecordedEventAttributes\.details\.patch-data\.payloads\.0$/,
       /^\.\d+\.markerRecordedEventAttributes\.details\.data\.payloads\.0$/,
     ];
