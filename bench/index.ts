@@ -19,6 +19,7 @@ import {
   type BenchServer,
 } from './server';
 import { formatMcpFigure, measureMcp, type McpFigure } from './mcp-figure';
+import { formatIdleFigure, measureIdle, type IdleFigure } from './idle-figure';
 import { measureSandbox } from './sandbox-figure';
 import { measureSearch } from './search-figure';
 import { formatStream, measureStream } from './stream-figure';
@@ -34,6 +35,8 @@ import { installQuietRuntime } from './workers';
  *   npm run bench -- --quick              smaller runs, a smoke test (about 2 minutes)
  *   npm run bench -- --only=overhead,replay
  *   npm run bench -- --only=mcp           a durable MCP call against a direct SDK client call (about 30 s)
+ *   npm run bench -- --only=idle          1,000 waiting sessions on one worker: its memory against its
+ *                                         workflow cache bound (not in the default set; a few minutes)
  *   npm run bench -- --only=cluster       issue 12's figures on a real cluster (Temporal server from Go on
  *                                         PostgreSQL, TLS, 3 worker processes): not in the default set, as
  *                                         it needs PostgreSQL and the Go-built server (.ci/run) and takes
@@ -51,11 +54,12 @@ const FIGURES = [
   'search',
   'stream',
   'mcp',
+  'idle',
   'cluster',
 ] as const;
 type Figure = (typeof FIGURES)[number];
 /** What `npm run bench` runs without --only: everything but the cluster (see above). */
-const DEFAULT_FIGURES: readonly Figure[] = FIGURES.filter((f) => f !== 'cluster' && f !== 'stream');
+const DEFAULT_FIGURES: readonly Figure[] = FIGURES.filter((f) => f !== 'cluster' && f !== 'stream' && f !== 'idle');
 
 interface Args {
   only: Set<Figure>;
@@ -104,14 +108,16 @@ async function main(): Promise<void> {
       log(`server: ${server.description}`);
       return ctx;
     };
-    const results: BenchResults & { cluster?: ClusterFigure; mcp?: McpFigure } = { meta: describeRun(args, 'none') };
+    const results: BenchResults & { cluster?: ClusterFigure; mcp?: McpFigure; idle?: IdleFigure } = {
+      meta: describeRun(args, 'none'),
+    };
     // Issue 12: on a cluster of its own (and the dev server it compares with); first, on a quiet machine.
     if (args.only.has('cluster')) {
       results.cluster = await measureCluster({ bundlePath, workspace, workDir, quick: args.quick, log });
       results.meta.server = results.cluster.server;
     }
     const external = externalServer();
-    const needsServer = ['history', 'overhead', 'throughput', 'replay', 'stream', 'mcp'].some((f) =>
+    const needsServer = ['history', 'overhead', 'throughput', 'replay', 'stream', 'mcp', 'idle'].some((f) =>
       args.only.has(f as Figure),
     );
     const ctx = needsServer ? await open(external ?? (await startBenchServer('embedded', workDir, log))) : undefined;
@@ -146,6 +152,12 @@ async function main(): Promise<void> {
     if (ctx && args.only.has('mcp')) {
       results.mcp = await measureMcp(ctx);
       process.stdout.write(`${formatMcpFigure(results.mcp).join('\n')}\n`);
+    }
+
+    // Idle sessions (issue 19): what waiting sessions cost a worker, against its workflow cache bound.
+    if (ctx && args.only.has('idle')) {
+      results.idle = await measureIdle(ctx);
+      process.stdout.write(`${formatIdleFigure(results.idle).join('\n')}\n`);
     }
 
     results.meta.totalSeconds = Math.round((performance.now() - began) / 1000);

@@ -93,6 +93,11 @@ export class AgentWorker {
     return this.main.getState();
   }
 
+  /** The main worker's status: cached runs, activations and activities in flight. */
+  getStatus(): ReturnType<Worker['getStatus']> {
+    return this.main.getStatus();
+  }
+
   /**
    * Polls until shut down. Then, before it resolves, every process a tool started and that still
    * runs (a background process of an unsandboxed command, a command that ignored its cancellation)
