@@ -17,6 +17,7 @@ import { createDefaultRegistry } from './tools';
 import { telemetryFromEnv } from './telemetry/from-env';
 import type { Telemetry } from './telemetry/pipeline';
 import { sandboxStatus, stopAllToolProcesses } from './tools/sandbox';
+import { SHARED_WORKFLOW_MODULES } from './workflow-bundle-options';
 
 /**
  * AgentWorkers running in this process. Tool processes are the process's, not one worker's: they
@@ -283,9 +284,13 @@ export function workerActivities(agent: Record<string, unknown>, extra: object |
 function workflowsOf(
   workerOptions: Partial<WorkerOptions> | undefined,
   bundle: string | undefined,
-): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> {
+): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle' | 'bundlerOptions'> {
   if (workerOptions?.workflowsPath !== undefined || workerOptions?.workflowBundle !== undefined) return {};
-  return bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('./workflows') };
+  if (bundle) return { workflowBundle: { codePath: bundle } };
+  return {
+    workflowsPath: require.resolve('./workflows'),
+    bundlerOptions: { ...workerOptions?.bundlerOptions, preloadModules: [...SHARED_WORKFLOW_MODULES] },
+  };
 }
 
 /** The production wiring: real model providers and built-in tools. */
