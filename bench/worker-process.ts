@@ -53,7 +53,8 @@ async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerProcessConfig;
   installQuietRuntime();
   let peak = process.memoryUsage.rss();
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 25);
+  // A fallback for ru_maxrss (the peak reported); sampling often would cost the CPU the figures measure.
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 250);
   // The bench server's connection (TLS, API key, namespace) when it is the configured external one.
   const conn = benchConnectionFor(config.address);
   const connection: NativeConnection = await connectWorker(conn);
