@@ -6,15 +6,16 @@ import { forkBenchWorker, nextMessage, stopChild } from './worker-child';
 import type { WorkerProcessConfig } from './worker-process';
 
 /**
- * `node dist/bench/query-latency.js [runs=120] [iterations=10] [latencyMs=100]`: how fast the
+ * `node dist/bench/query-latency.js [runs=120] [iterations=10] [latencyMs=100] [wftSlots]`: how fast the
  * `state` query answers while many runs are busy on one worker (issue 18: p95 6.7 s with 120 runs).
  * One worker process (default options) runs `runs` agent runs of `iterations` iterations with a
  * scripted model of `latencyMs` per call; meanwhile 4 clients query `state` of random runs back to
- * back. Prints the query latency distribution and the runs' wall time. `BENCH_CPU_PROF=<dir>` writes
+ * back. `wftSlots` sets the worker's maxConcurrentWorkflowTaskExecutions (default: the production
+ * worker's). Prints the query latency distribution and the runs' wall time. `BENCH_CPU_PROF=<dir>` writes
  * CPU profiles of the worker's threads there.
  */
 async function main(): Promise<void> {
-  const [runs = 120, iterations = 10, latencyMs = 100] = process.argv.slice(2).map(Number);
+  const [runs = 120, iterations = 10, latencyMs = 100, wftSlots] = process.argv.slice(2).map(Number);
   const log = (m: string) => process.stderr.write(`${m}\n`);
   const workDir = await makeWorkDir();
   const server = await startBenchServer('embedded', workDir, log);
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
     latencyMs,
     calls: runs * (iterations + 1) + 16,
     workspace: workDir,
+    ...(wftSlots ? { workerOptions: { maxConcurrentWorkflowTaskExecutions: wftSlots } } : {}),
   };
   const child = forkBenchWorker(config, { label: 'query-latency' });
   try {

@@ -15,7 +15,12 @@ export function forkBenchWorker(
     ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}/${options.label}`] : []),
     ...(options.exposeGc ? ['--expose-gc'] : []),
   ];
-  return fork(require.resolve('./worker-process'), [JSON.stringify(config)], { stdio: 'inherit', execArgv });
+  const child = fork(require.resolve('./worker-process'), [JSON.stringify(config)], { stdio: 'inherit', execArgv });
+  child.on('exit', (code, signal) => {
+    if (code !== 0)
+      process.stderr.write(`[bench] worker process ${child.pid} exited (code ${code}, signal ${signal})\n`);
+  });
+  return child;
 }
 
 /** The child's next message of `type`; rejects if the child exits first. */
@@ -54,6 +59,8 @@ export async function measureChild(child: ChildProcess): Promise<Extract<WorkerP
  * `--cpu-prof` needs the process to exit on its own), or after 15 s, killing it then.
  */
 export async function stopChild(child: ChildProcess): Promise<Extract<WorkerProcessMessage, { type: 'stopped' }>> {
+  if (!child.connected)
+    throw new Error(`the bench worker process exited (code ${child.exitCode}) before it was stopped`);
   const stopped = nextMessage(child, 'stopped');
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.send({ type: 'stop' });
