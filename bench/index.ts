@@ -22,6 +22,7 @@ import {
 } from './server';
 import { formatMcpFigure, measureMcp, type McpFigure } from './mcp-figure';
 import { formatSubagentFigure, measureSubagents, type SubagentFigure } from './subagents';
+import { formatIdleFigure, measureIdle, type IdleFigure } from './idle-figure';
 import { measureSandbox } from './sandbox-figure';
 import { measureSearch } from './search-figure';
 import { formatStream, measureStream } from './stream-figure';
@@ -40,6 +41,8 @@ import { installQuietRuntime } from './workers';
  *   npm run bench -- --only=subagents     10 parallel subagents against 1, and history bytes per subagent
  *   npm run bench -- --only=actions       billable actions by type (the server's `action` metric): loops and a
  *                                         streamed call followed live, ours and naive (about 2 minutes)
+ *   npm run bench -- --only=idle          1,000 waiting sessions on one worker: its memory against its
+ *                                         workflow cache bound (not in the default set; a few minutes)
  *   npm run bench -- --only=cluster       issue 12's figures on a real cluster (Temporal server from Go on
  *                                         PostgreSQL, TLS, 3 worker processes): not in the default set, as
  *                                         it needs PostgreSQL and the Go-built server (.ci/run) and takes
@@ -59,12 +62,13 @@ const FIGURES = [
   'mcp',
   'subagents',
   'actions',
+  'idle',
   'cluster',
 ] as const;
 type Figure = (typeof FIGURES)[number];
-/** What `npm run bench` runs without --only: everything but the cluster, stream, subagents and actions (see above). */
+/** What `npm run bench` runs without --only: everything but the cluster, stream, subagents, actions and idle (see above). */
 const DEFAULT_FIGURES: readonly Figure[] = FIGURES.filter(
-  (f) => f !== 'cluster' && f !== 'stream' && f !== 'subagents' && f !== 'actions',
+  (f) => !['cluster', 'stream', 'subagents', 'actions', 'idle'].includes(f),
 );
 
 interface Args {
@@ -114,7 +118,12 @@ async function main(): Promise<void> {
       log(`server: ${server.description}`);
       return ctx;
     };
-    const results: BenchResults & { cluster?: ClusterFigure; mcp?: McpFigure; subagents?: SubagentFigure } = {
+    const results: BenchResults & {
+      cluster?: ClusterFigure;
+      mcp?: McpFigure;
+      subagents?: SubagentFigure;
+      idle?: IdleFigure;
+    } = {
       meta: describeRun(args, 'none'),
     };
     // Issue 12: on a cluster of its own (and the dev server it compares with); first, on a quiet machine.
@@ -123,8 +132,8 @@ async function main(): Promise<void> {
       results.meta.server = results.cluster.server;
     }
     const external = externalServer();
-    const needsServer = ['history', 'overhead', 'throughput', 'replay', 'stream', 'mcp', 'subagents'].some((f) =>
-      args.only.has(f as Figure),
+    const needsServer = ['history', 'overhead', 'throughput', 'replay', 'stream', 'mcp', 'subagents', 'idle'].some(
+      (f) => args.only.has(f as Figure),
     );
     const ctx = needsServer ? await open(external ?? (await startBenchServer('embedded', workDir, log))) : undefined;
     if (ctx) results.meta.server = ctx.server;
@@ -172,6 +181,12 @@ async function main(): Promise<void> {
       const figure = await measureActions(actionsCtx, metrics.metricsUrl);
       (results as { actions?: unknown }).actions = { ...figure, command: ACTIONS_COMMAND };
       process.stdout.write(`${formatActions(figure)}\n`);
+    }
+
+    // Idle sessions (issue 19): what waiting sessions cost a worker, against its workflow cache bound.
+    if (ctx && args.only.has('idle')) {
+      results.idle = await measureIdle(ctx);
+      process.stdout.write(`${formatIdleFigure(results.idle).join('\n')}\n`);
     }
 
     results.meta.totalSeconds = Math.round((performance.now() - began) / 1000);

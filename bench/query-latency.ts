@@ -1,20 +1,21 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { stateQuery } from '../src/shared';
 import { settle, startRun, uniqueName } from './context';
 import { bundleBenchWorkflows, connectBenchClient, makeWorkDir, startBenchServer } from './server';
 import { distribution, ms } from './stats';
-import type { WorkerProcessConfig, WorkerProcessMessage } from './worker-process';
+import { forkBenchWorker, nextMessage, stopChild } from './worker-child';
+import type { WorkerProcessConfig } from './worker-process';
 
 /**
- * `node dist/bench/query-latency.js [runs=120] [iterations=10] [latencyMs=100]`: how fast the
+ * `node dist/bench/query-latency.js [runs=120] [iterations=10] [latencyMs=100] [wftSlots]`: how fast the
  * `state` query answers while many runs are busy on one worker (issue 18: p95 6.7 s with 120 runs).
  * One worker process (default options) runs `runs` agent runs of `iterations` iterations with a
  * scripted model of `latencyMs` per call; meanwhile 4 clients query `state` of random runs back to
- * back. Prints the query latency distribution and the runs' wall time. `BENCH_CPU_PROF=<dir>` writes
+ * back. `wftSlots` sets the worker's maxConcurrentWorkflowTaskExecutions (default: the production
+ * worker's). Prints the query latency distribution and the runs' wall time. `BENCH_CPU_PROF=<dir>` writes
  * CPU profiles of the worker's threads there.
  */
 async function main(): Promise<void> {
-  const [runs = 120, iterations = 10, latencyMs = 100] = process.argv.slice(2).map(Number);
+  const [runs = 120, iterations = 10, latencyMs = 100, wftSlots] = process.argv.slice(2).map(Number);
   const log = (m: string) => process.stderr.write(`${m}\n`);
   const workDir = await makeWorkDir();
   const server = await startBenchServer('embedded', workDir, log);
@@ -30,13 +31,9 @@ async function main(): Promise<void> {
     latencyMs,
     calls: runs * (iterations + 1) + 16,
     workspace: workDir,
+    ...(wftSlots ? { workerOptions: { maxConcurrentWorkflowTaskExecutions: wftSlots } } : {}),
   };
-  // BENCH_CPU_PROF=<dir>: CPU profiles of the worker process's threads (workflow threads included).
-  const profDir = process.env.BENCH_CPU_PROF;
-  const child = fork(require.resolve('./worker-process'), [JSON.stringify(config)], {
-    stdio: 'inherit',
-    ...(profDir ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}),
-  });
+  const child = forkBenchWorker(config, { label: 'query-latency' });
   try {
     await nextMessage(child, 'ready');
     const started = performance.now();
@@ -71,20 +68,12 @@ async function main(): Promise<void> {
         `state query while they ran: n=${d.n} median ${ms(d.median)} p95 ${ms(d.p95)} max ${ms(Math.max(...latencies))}` +
         ` (${failures} failed)\n`,
     );
-    child.send({ type: 'stop' });
-    await nextMessage(child, 'stopped');
+    await stopChild(child);
   } finally {
     if (child.exitCode === null) child.kill('SIGTERM');
     await client.connection.close();
     await server.stop();
   }
-}
-
-function nextMessage<K extends WorkerProcessMessage['type']>(child: ChildProcess, type: K): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    child.on('message', (message: WorkerProcessMessage) => message.type === type && resolve(message));
-    child.once('exit', (code) => reject(new Error(`the bench worker exited (code ${code}) before '${type}'`)));
-  });
 }
 
 main().catch((err) => {

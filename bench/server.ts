@@ -1,5 +1,6 @@
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { bundleWorkflowCode, type NativeConnection } from '@temporalio/worker';
+import { SHARED_WORKFLOW_MODULES } from '../src/workflow-bundle-options';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -122,6 +123,8 @@ export async function bundleBenchWorkflows(workDir: string): Promise<string> {
   const noop = () => {};
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('./workflows'),
+    // As the production bundle: zod evaluated once per workflow thread, not once per run.
+    preloadModules: [...SHARED_WORKFLOW_MODULES],
     logger: { trace: noop, debug: noop, info: noop, warn: console.warn, error: console.error, log: noop },
   });
   const file = path.join(workDir, 'bench-workflow-bundle.js');

@@ -1,8 +1,8 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { settle, startRun, uniqueName, type BenchContext } from './context';
 import { measureChain, type ChainSize } from './history';
 import { distribution, type Distribution } from './stats';
-import type { WorkerProcessConfig, WorkerProcessMessage } from './worker-process';
+import { forkBenchWorker, nextMessage, stopChild } from './worker-child';
+import type { WorkerProcessConfig } from './worker-process';
 import type { Subject } from './workers';
 
 const ITERATIONS = 10;
@@ -50,7 +50,9 @@ const VARIANTS: Array<{ label: string; subject: Subject; eager: boolean }> = [
 export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFigure> {
   const runs = ctx.quick ? 50 : 200;
   const rows: ThroughputRow[] = [];
-  for (const variant of VARIANTS) {
+  // BENCH_THROUGHPUT=ours,naive (labels' first words, or `eager`/`no-eager`): only those variants, to profile.
+  const only = process.env.BENCH_THROUGHPUT?.split(',');
+  for (const variant of VARIANTS.filter((v) => !only || only.includes(variantKey(v)))) {
     const taskQueue = uniqueName(`throughput-${variant.subject}`);
     const config: WorkerProcessConfig = {
       address: ctx.address,
@@ -62,7 +64,7 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
       calls: runs * (ITERATIONS + 1) + 16,
       workspace: ctx.workspace,
     };
-    const child = fork(require.resolve('./worker-process'), [JSON.stringify(config)], { stdio: 'inherit' });
+    const child = forkBenchWorker(config, { label: variantKey(variant) });
     try {
       const ready = await nextMessage(child, 'ready');
       const serverCpuBefore = await ctx.serverCpuMs();
@@ -86,8 +88,7 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
       );
       const wallMs = performance.now() - started;
       const serverCpuAfter = await ctx.serverCpuMs();
-      child.send({ type: 'stop' });
-      const stopped = await nextMessage(child, 'stopped');
+      const stopped = await stopChild(child);
       const completed = outcomes.filter(Boolean).length;
       const sampled = sample ? (await measureChain(ctx.client, sample.workflowId, sample.runId)).size : undefined;
       rows.push({
@@ -120,25 +121,6 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
   return { runs, iterations: ITERATIONS, modelLatencyMs: MODEL_LATENCY_MS, outputBytes: OUTPUT_BYTES, rows };
 }
 
-function nextMessage<K extends WorkerProcessMessage['type']>(
-  child: ChildProcess,
-  type: K,
-): Promise<Extract<WorkerProcessMessage, { type: K }>> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: WorkerProcessMessage) => {
-      if (message.type !== type) return;
-      cleanup();
-      resolve(message as Extract<WorkerProcessMessage, { type: K }>);
-    };
-    const onExit = (code: number | null) => {
-      cleanup();
-      reject(new Error(`the bench worker process exited (code ${code}) before '${type}'`));
-    };
-    const cleanup = () => {
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-    };
-    child.on('message', onMessage);
-    child.on('exit', onExit);
-  });
+function variantKey(variant: { subject: Subject; eager: boolean }): string {
+  return `${variant.subject}-${variant.eager ? 'eager' : 'no-eager'}`;
 }

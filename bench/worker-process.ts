@@ -1,12 +1,15 @@
+import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
+import { ScriptedModel, text, type ScriptStep, type ScriptedFunction } from '../src/models/scripted';
 import { connectWorker } from '../src/worker';
 import { createBenchModel } from './scenario';
 import { benchConnectionFor } from './server';
-import { createBenchWorker, installQuietRuntime, type Subject } from './workers';
+import { createBenchWorker, installQuietRuntime, type BenchWorker, type Subject } from './workers';
 
 /**
- * A bench worker in its own process, so its memory is measured alone (figure 3). Started by the
- * bench with `fork`, configured by a JSON argument; it reports `ready`, runs until told to `stop`,
- * then reports its peak RSS and CPU time and exits.
+ * A bench worker in its own process, so its memory is measured alone (throughput, idle sessions,
+ * query latency). Started by the bench with `fork`, configured by a JSON argument; it reports
+ * `ready`, answers `measure` with its memory and cache, runs until told to `stop`, then reports its
+ * peak RSS and CPU time and exits.
  */
 export interface WorkerProcessConfig {
   address: string;
@@ -17,33 +20,61 @@ export interface WorkerProcessConfig {
   latencyMs: number;
   calls: number;
   workspace: string;
+  /** The model answers every call with text (a session's answer) instead of the bench agent's tool call. */
+  answerOnly?: boolean;
+  /** Worker options on top of the production ones (JSON values only: cache size, slots). */
+  workerOptions?: Pick<WorkerOptions, 'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskExecutions'>;
+}
+
+/** Memory of the worker process now (after a full GC when the process runs with --expose-gc). */
+export interface WorkerMemory {
+  rssBytes: number;
+  heapUsedBytes: number;
+  /** Runs the worker holds in its workflow cache. */
+  cachedWorkflows: number;
+  /** Workflow activations being processed now. */
+  activationsInFlight: number;
+  /** Model calls answered so far. */
+  modelCalls: number;
 }
 
 export type WorkerProcessMessage =
   | { type: 'ready'; rssBytes: number }
+  | ({ type: 'memory' } & WorkerMemory)
   | { type: 'stopped'; maxRssBytes: number; sampledPeakRssBytes: number; cpuMs: number };
+
+let modelCalls = 0;
+const answer: ScriptedFunction = () => {
+  modelCalls += 1;
+  return text('Done; ask me anything else.');
+};
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerProcessConfig;
   installQuietRuntime();
   let peak = process.memoryUsage.rss();
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 25);
+  // A fallback for ru_maxrss (the peak reported); sampling often would cost the CPU the figures measure.
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 250);
   // The bench server's connection (TLS, API key, namespace) when it is the configured external one.
   const conn = benchConnectionFor(config.address);
-  const connection = await connectWorker(conn);
+  const connection: NativeConnection = await connectWorker(conn);
   const worker = await createBenchWorker({
     connection,
     namespace: conn.namespace,
     taskQueue: config.taskQueue,
     bundlePath: config.bundlePath,
     subject: config.subject,
-    model: createBenchModel({ calls: config.calls, latencyMs: config.latencyMs }),
+    model: config.answerOnly
+      ? new ScriptedModel(new Array<ScriptStep>(config.calls).fill(answer))
+      : createBenchModel({ calls: config.calls, latencyMs: config.latencyMs }),
     workspace: config.workspace,
     eager: config.eager,
+    ...(config.workerOptions ? { workerOptions: config.workerOptions } : {}),
   });
   const cpuAtStart = process.cpuUsage();
   process.on('message', (message: { type?: string }) => {
     if (message.type === 'stop') worker.shutdown();
+    if (message.type === 'measure') send({ type: 'memory', ...measure(worker) });
   });
   const running = worker.run();
   send({ type: 'ready', rssBytes: process.memoryUsage.rss() });
@@ -59,6 +90,19 @@ async function main(): Promise<void> {
     cpuMs: (cpu.user + cpu.system) / 1000,
   });
   process.disconnect?.();
+}
+
+function measure(worker: BenchWorker): WorkerMemory {
+  (globalThis as { gc?: () => void }).gc?.();
+  const memory = process.memoryUsage();
+  const status = worker.getStatus();
+  return {
+    rssBytes: memory.rss,
+    heapUsedBytes: memory.heapUsed,
+    cachedWorkflows: status.numCachedWorkflows,
+    activationsInFlight: status.numInFlightWorkflowActivations,
+    modelCalls,
+  };
 }
 
 function send(message: WorkerProcessMessage): void {

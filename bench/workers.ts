@@ -23,6 +23,8 @@ export interface BenchWorkerOptions {
   eager: boolean;
   /** The tools (default the bench registry: `emit_output`, `emit_output_local`, `read_file`). */
   tools?: ToolRegistry;
+  /** Worker options on top of the subject's own (cache size, slots). */
+  workerOptions?: Partial<WorkerOptions>;
 }
 
 /** Eager dispatch off, for the whole worker. */
@@ -34,7 +36,7 @@ const NO_EAGER: Partial<WorkerOptions> = { maxEagerActivityReservationsPerWorkfl
  * the bench bundle, which holds both workflows.
  */
 /** What the bench needs of a worker: ours (an AgentWorker) and the naive one (a plain Worker) both fit. */
-export type BenchWorker = Pick<AgentWorker, 'run' | 'runUntil' | 'shutdown' | 'getState'>;
+export type BenchWorker = Pick<AgentWorker, 'run' | 'runUntil' | 'shutdown' | 'getState' | 'getStatus'>;
 
 export async function createBenchWorker(options: BenchWorkerOptions): Promise<BenchWorker> {
   const tools = options.tools ?? createBenchRegistry();
@@ -45,7 +47,7 @@ export async function createBenchWorker(options: BenchWorkerOptions): Promise<Be
       taskQueue: options.taskQueue,
       workflowBundlePath: options.bundlePath,
       deps: { models: () => options.model, tools, defaultWorkspace: options.workspace },
-      ...(options.eager ? {} : { workerOptions: NO_EAGER }),
+      workerOptions: { ...(options.eager ? {} : NO_EAGER), ...options.workerOptions },
     });
   }
   // Ours reads DURABLE_AGENT_CODEC_KEYS in createAgentWorker; the baseline encrypts alike.
@@ -60,6 +62,7 @@ export async function createBenchWorker(options: BenchWorkerOptions): Promise<Be
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
     ...(options.eager ? {} : NO_EAGER),
+    ...options.workerOptions,
   });
 }
 

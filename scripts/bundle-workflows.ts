@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../src/codec';
 import { withTelemetryVariants } from '../src/telemetry/bundle';
+import { SHARED_WORKFLOW_MODULES } from '../src/workflow-bundle-options';
 
 /**
  * Bundles the workflow code once, so workers start without webpack. Run by `npm run build`
@@ -20,7 +21,12 @@ async function main(): Promise<void> {
       { payloadConverterPath: PAYLOAD_CONVERTER_PATH, failureConverterPath: FAILURE_CONVERTER_PATH },
     ],
   ] as const)) {
-    const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger, ...options });
+    const { code } = await bundleWorkflowCode({
+      workflowsPath,
+      logger: quietLogger,
+      preloadModules: [...SHARED_WORKFLOW_MODULES],
+      ...options,
+    });
     const target = path.resolve(__dirname, '..', file);
     await fs.writeFile(target, code);
     process.stdout.write(`workflow bundle: ${target} (${(code.length / 1024).toFixed(0)} KiB)\n`);

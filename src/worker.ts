@@ -18,6 +18,7 @@ import { createDefaultRegistry } from './tools';
 import { telemetryFromEnv } from './telemetry/from-env';
 import type { Telemetry } from './telemetry/pipeline';
 import { sandboxStatus, stopAllToolProcesses } from './sandbox';
+import { SHARED_WORKFLOW_MODULES } from './workflow-bundle-options';
 
 /**
  * AgentWorkers running in this process. Tool processes are the process's, not one worker's: they
@@ -99,6 +100,11 @@ export class AgentWorker {
     return this.main.getState();
   }
 
+  /** The main worker's status: cached runs, activations and activities in flight. */
+  getStatus(): ReturnType<Worker['getStatus']> {
+    return this.main.getStatus();
+  }
+
   /**
    * Polls until shut down. Then, before it resolves, every process a tool started and that still
    * runs (a background process of an unsandboxed command, a command that ignored its cancellation)
@@ -139,7 +145,17 @@ export interface WorkerSettings {
   modelIdleTimeoutMs?: number;
   /** Route runs' calls to the worker holding their conversation; `DURABLE_AGENT_STICKY_ACTIVITIES=0` turns it off. */
   stickyActivities: boolean;
+  /** `DURABLE_AGENT_MAX_CACHED_RUNS`: runs kept in the workflow cache (default {@link DEFAULT_MAX_CACHED_RUNS}). */
+  maxCachedRuns: number;
 }
+
+/**
+ * Runs a worker keeps in its workflow cache. The SDK's default follows the heap limit (about
+ * 2,300 with a 4 GiB heap), and every cached run costs about 0.7 MiB, so a worker holding many
+ * waiting sessions grew past 900 MiB; at 300 a worker stays near 500 MiB (docs/benchmarks.md,
+ * "Worker cost"). A run evicted from the cache is rebuilt by replay when it next has work.
+ */
+export const DEFAULT_MAX_CACHED_RUNS = 300;
 
 export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSettings {
   const grace = parseDurationSetting('DURABLE_AGENT_SHUTDOWN_GRACE', env.DURABLE_AGENT_SHUTDOWN_GRACE, {
@@ -150,7 +166,13 @@ export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSett
     min: 1000,
     max: 60 * 60_000,
   });
+  const cachedRaw = env.DURABLE_AGENT_MAX_CACHED_RUNS?.trim();
+  const cached = cachedRaw ? Number(cachedRaw) : DEFAULT_MAX_CACHED_RUNS;
+  if (!Number.isInteger(cached) || cached < 2 || cached > 100_000) {
+    throw new Error(`DURABLE_AGENT_MAX_CACHED_RUNS must be a whole number from 2 to 100000, got '${cachedRaw}'`);
+  }
   return {
+    maxCachedRuns: cached,
     shutdownGraceMs: grace ?? DEFAULT_SHUTDOWN_GRACE_MS,
     stickyActivities: !/^(0|false|no|off)$/i.test(env.DURABLE_AGENT_STICKY_ACTIVITIES?.trim() ?? ''),
     ...(idle !== undefined ? { modelIdleTimeoutMs: idle } : {}),
@@ -237,6 +259,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     // worker may take it. When that worker was killed, every run it cached stalls this long; a
     // live worker takes its tasks within milliseconds, so 3 s (SDK default 10 s) costs nothing.
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT_MS,
+    // A bound on the memory cached runs (waiting sessions among them) hold; see DEFAULT_MAX_CACHED_RUNS.
+    maxCachedWorkflows: workerSettings().maxCachedRuns,
     shutdownGraceTime: graceMs,
     shutdownForceTime: graceMs + SHUTDOWN_FORCE_MARGIN_MS,
     ...(options.identity ? { identity: options.identity } : {}),
@@ -287,9 +311,13 @@ export function workerActivities(agent: Record<string, unknown>, extra: object |
 function workflowsOf(
   workerOptions: Partial<WorkerOptions> | undefined,
   bundle: string | undefined,
-): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> {
+): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle' | 'bundlerOptions'> {
   if (workerOptions?.workflowsPath !== undefined || workerOptions?.workflowBundle !== undefined) return {};
-  return bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('./workflows') };
+  if (bundle) return { workflowBundle: { codePath: bundle } };
+  return {
+    workflowsPath: require.resolve('./workflows'),
+    bundlerOptions: { ...workerOptions?.bundlerOptions, preloadModules: [...SHARED_WORKFLOW_MODULES] },
+  };
 }
 
 /** The production wiring: real model providers and built-in tools. */

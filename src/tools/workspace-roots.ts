@@ -129,6 +129,9 @@ export function rootProblem(root: string): string | undefined {
   return system ? `The workspace root ${root} cannot be a root: ${system}.` : undefined;
 }
 
+/** How long a resolution of the worker's protected paths is reused (see `WorkspacePolicy`). */
+export const PROTECTED_PATHS_TTL_MS = 1000;
+
 /**
  * A worker's workspace rules. Built once at worker start: a root that is `/` or a system directory,
  * or that does not exist, is an error then (the worker does not start).
@@ -180,8 +183,25 @@ export class WorkspacePolicy {
     return lines;
   }
 
-  /** The paths resolved now: protected files may be missing, or links the worker's user changed. */
-  private async resolvedProtected(): Promise<Protected[]> {
+  /** The last resolution of the protected paths, and when it started (see `resolvedProtected`). */
+  private protectedCache?: { at: number; resolved: Promise<Protected[]> };
+
+  /**
+   * The paths as they resolve now: protected files may be missing, or links the worker's user
+   * changed. Resolved at most once per {@link PROTECTED_PATHS_TTL_MS} and shared by the checks
+   * meanwhile: resolving them before every tool call was a third of a busy worker's CPU
+   * (docs/benchmarks.md, "Worker cost"), and only the worker's own user can change them.
+   */
+  private resolvedProtected(): Promise<Protected[]> {
+    const now = performance.now();
+    const cached = this.protectedCache;
+    if (cached && now - cached.at < PROTECTED_PATHS_TTL_MS) return cached.resolved;
+    const resolved = this.resolveProtected();
+    this.protectedCache = { at: now, resolved };
+    return resolved;
+  }
+
+  private async resolveProtected(): Promise<Protected[]> {
     return Promise.all(
       this.protectedPaths.map(async (p) => {
         const resolved = await Promise.all(p.paths.map((one) => realpathAllowMissing(one).catch(() => one)));

@@ -1,9 +1,27 @@
-import { DEFAULT_SHUTDOWN_GRACE_MS, parseDurationSetting, workerSettings } from '../../src/worker';
+import {
+  DEFAULT_MAX_CACHED_RUNS,
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  parseDurationSetting,
+  workerSettings,
+} from '../../src/worker';
 import { ServerContact, isServerUnavailable } from '../../src/cli/server-contact';
 
 test('worker settings default when the environment says nothing', () => {
   // Calls follow the worker running the run's workflow unless turned off (history stays linear).
-  expect(workerSettings({})).toEqual({ shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS, stickyActivities: true });
+  expect(workerSettings({})).toEqual({
+    shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS,
+    stickyActivities: true,
+    maxCachedRuns: DEFAULT_MAX_CACHED_RUNS,
+  });
+});
+
+test('DURABLE_AGENT_MAX_CACHED_RUNS bounds the workflow cache; anything but a whole number from 2 is rejected', () => {
+  expect(workerSettings({ DURABLE_AGENT_MAX_CACHED_RUNS: '50' }).maxCachedRuns).toBe(50);
+  for (const raw of ['1', '2.5', 'many', '-3', '1e9']) {
+    expect(() => workerSettings({ DURABLE_AGENT_MAX_CACHED_RUNS: raw })).toThrow(
+      `DURABLE_AGENT_MAX_CACHED_RUNS must be a whole number from 2 to 100000, got '${raw}'`,
+    );
+  }
 });
 
 test.each([

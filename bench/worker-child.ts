@@ -1,0 +1,72 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import type { WorkerProcessConfig, WorkerProcessMessage } from './worker-process';
+
+/**
+ * Forks a bench worker process (`worker-process.ts`). `BENCH_CPU_PROF=<dir>` writes CPU profiles of
+ * its threads (the workflow thread included) to `<dir>/<label>`; `exposeGc` lets it collect garbage
+ * before it measures its memory.
+ */
+export function forkBenchWorker(
+  config: WorkerProcessConfig,
+  options: { label: string; exposeGc?: boolean },
+): ChildProcess {
+  const profDir = process.env.BENCH_CPU_PROF;
+  const execArgv = [
+    ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}/${options.label}`] : []),
+    ...(options.exposeGc ? ['--expose-gc'] : []),
+  ];
+  const child = fork(require.resolve('./worker-process'), [JSON.stringify(config)], { stdio: 'inherit', execArgv });
+  child.on('exit', (code, signal) => {
+    if (code !== 0)
+      process.stderr.write(`[bench] worker process ${child.pid} exited (code ${code}, signal ${signal})\n`);
+  });
+  return child;
+}
+
+/** The child's next message of `type`; rejects if the child exits first. */
+export function nextMessage<K extends WorkerProcessMessage['type']>(
+  child: ChildProcess,
+  type: K,
+): Promise<Extract<WorkerProcessMessage, { type: K }>> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: WorkerProcessMessage) => {
+      if (message.type !== type) return;
+      cleanup();
+      resolve(message as Extract<WorkerProcessMessage, { type: K }>);
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`the bench worker process exited (code ${code}) before '${type}'`));
+    };
+    const cleanup = () => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}
+
+/** Asks the child for its memory now. */
+export async function measureChild(child: ChildProcess): Promise<Extract<WorkerProcessMessage, { type: 'memory' }>> {
+  const reply = nextMessage(child, 'memory');
+  child.send({ type: 'measure' });
+  return reply;
+}
+
+/**
+ * Tells the child to stop and returns its final figures once it has exited (a profile written by
+ * `--cpu-prof` needs the process to exit on its own), or after 15 s, killing it then.
+ */
+export async function stopChild(child: ChildProcess): Promise<Extract<WorkerProcessMessage, { type: 'stopped' }>> {
+  if (!child.connected)
+    throw new Error(`the bench worker process exited (code ${child.exitCode}) before it was stopped`);
+  const stopped = nextMessage(child, 'stopped');
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.send({ type: 'stop' });
+  const figures = await stopped;
+  const timer = setTimeout(() => child.kill('SIGTERM'), 15_000);
+  await exited;
+  clearTimeout(timer);
+  return figures;
+}

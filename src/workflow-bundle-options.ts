@@ -1,0 +1,10 @@
+/**
+ * Modules the workflow bundle evaluates once per workflow thread and shares between runs
+ * (`bundleWorkflowCode({ preloadModules })`). With the SDK's reusable V8 context every other
+ * module of the bundle is evaluated again for each run the worker starts or rebuilds, and each
+ * cached run keeps its own copy: zod alone was about 2.5 MiB of heap and most of that evaluation
+ * time per run (docs/benchmarks.md, "Worker cost"). zod holds no per-run state, so sharing it
+ * cannot leak one run into another. The SDK freezes a shared module's exports: workflow code must
+ * not call `z.config()` (it does not).
+ */
+export const SHARED_WORKFLOW_MODULES: readonly string[] = [require.resolve('./workflows/shared-modules')];

@@ -1,0 +1,14 @@
+import { z } from 'zod';
+
+/**
+ * The workflow bundle's preloaded module (see src/workflow-bundle-options.ts): requiring it loads
+ * zod into the cache the SDK shares between runs. zod declares itself free of side effects, so
+ * the bundler would drop a bare `require('zod')`; this module uses it.
+ *
+ * zod sets its default locale and memoizer in its global config the first time a schema (an
+ * object) is built; the SDK freezes a shared module once preloaded, so they are set here, before
+ * that: afterwards, building a schema in a run would fail to write them ("object is not extensible").
+ */
+z.object({ preloaded: z.string() });
+
+export const sharedZod: typeof z = z;
