@@ -1,6 +1,6 @@
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import { historyFromJSON, historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
+import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { TERMINAL_STATUSES, WORKFLOW_TYPE, runResultOfFailure } from '../src/shared';
 import type { agentWorkflow } from '../src/workflows';
 import { SCENARIOS, modelOf, writeFiles } from './replay/scenarios';
+import { HISTORIES_DIR, loadRecordedHistories } from './support/recorded-histories';
 import {
   connectTestEnv,
   quietRuntime,
@@ -28,7 +29,7 @@ import { RoutedModel } from './subagents/routed-model';
  * Record (a new file per history and label; older ones stay):
  * `DA_RECORD_HISTORIES=1 DA_RECORD_LABEL=<label> npx jest test/replay.test.ts`.
  */
-const HISTORIES = path.join(__dirname, 'histories');
+const HISTORIES = HISTORIES_DIR;
 
 const recordOnly = process.env.DA_RECORD_HISTORIES === '1' ? test : test.skip;
 
@@ -146,28 +147,17 @@ recordOnly('record: a run whose task calls start two subagents (one named) in pa
   }
 });
 
-async function loadHistories() {
-  const files = (await fs.readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort();
-  return Promise.all(
-    files.map(async (file) => {
-      // A run whose commands name its own id (a parent's child ids) is recorded with that id beside its events.
-      const { workflowId, ...history } = JSON.parse(await fs.readFile(path.join(HISTORIES, file), 'utf8'));
-      return { workflowId: typeof workflowId === 'string' ? workflowId : file, history: historyFromJSON(history) };
-    }),
-  );
-}
-
 async function replayFailures(workflowBundle: { code: string } | { codePath: string }): Promise<string[]> {
   quietRuntime();
   const failures: string[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle }, await loadHistories())) {
+  for await (const result of Worker.runReplayHistories({ workflowBundle }, await loadRecordedHistories())) {
     if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
   }
   return failures;
 }
 
 test('recorded histories replay without non-determinism against the current workflow code', async () => {
-  expect((await loadHistories()).length).toBeGreaterThan(0);
+  expect((await loadRecordedHistories()).length).toBeGreaterThan(0);
   expect(await replayFailures({ codePath: testBundlePath() })).toEqual([]);
 });
 
@@ -184,6 +174,6 @@ test('the replay check catches a workflow change that would break runs in flight
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
   });
   const failures = await replayFailures({ code });
-  expect(failures.length).toBe((await loadHistories()).length);
+  expect(failures.length).toBe((await loadRecordedHistories()).length);
   expect(failures[0]).toMatch(/[Nn]ondeterminism|DeterminismViolation|does not match/);
 });

@@ -1,9 +1,7 @@
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import type { ModelProvider } from '../../src/models/types';
 import { approveToolUpdate, stateQuery, type ModelResponse } from '../../src/shared';
+import { loadRecordedHistories } from '../support/recorded-histories';
 import { quietRuntime, testAddress, uniqueQueue } from '../support/temporal';
 import { useTraceSuite, waitFor } from './trace-suite';
 
@@ -116,16 +114,9 @@ test('a query mid-run and a worker restart (replay) add no duplicate span and br
 }, 120_000);
 
 test('recorded histories (runs started without tracing) replay with tracing on', async () => {
-  const dir = path.join(__dirname, '..', 'histories');
-  const files = (await fs.readdir(dir)).filter((f) => f.endsWith('.json'));
-  expect(files.length).toBeGreaterThan(0);
+  const histories = await loadRecordedHistories();
+  expect(histories.length).toBeGreaterThan(0);
   const telemetry = t.telemetryFor();
-  const histories = await Promise.all(
-    files.map(async (f) => ({
-      workflowId: f,
-      history: historyFromJSON(JSON.parse(await fs.readFile(path.join(dir, f), 'utf8'))),
-    })),
-  );
   const failures: string[] = [];
   for await (const r of Worker.runReplayHistories(
     { workflowBundle: { codePath: t.otelBundle }, ...telemetry.workerOptions(true) },
