@@ -192,15 +192,32 @@ export async function startRun(
       ? { outputSchema: isZodSchema(outputSchema) ? outputSchemaOf(outputSchema) : outputSchema }
       : {}),
   };
-  return client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
-    args: [input],
+  const start = {
+    args: [input] as [AgentRunInput],
     taskQueue: options.taskQueue,
     workflowId: options.workflowId,
     staticSummary: markdownText(input.prompt.trim().split('\n')[0]?.slice(0, 200) ?? ''),
     staticDetails: runDetails(input),
+  };
+  try {
     // Indexed from the start, free: the run then upserts only when a value changes (docs/search-attributes).
-    typedSearchAttributes: startSearchAttributes(input.model ?? DEFAULT_ANTHROPIC_MODEL),
-  });
+    return await client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
+      ...start,
+      typedSearchAttributes: startSearchAttributes(input.model ?? DEFAULT_ANTHROPIC_MODEL),
+    });
+  } catch (err) {
+    // A namespace that does not know them yet (just registered, or never): the run writes them itself
+    // at its first index, as it does for any client that starts it without them.
+    if (!/no mapping defined for search attribute/i.test(errorText(err))) throw err;
+    return client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, start);
+  }
+}
+
+/** The error's message and its causes' (the server's reason is in the cause of a ServiceError). */
+function errorText(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) parts.push(e.message);
+  return parts.join(' ');
 }
 
 export function getRun(client: Client, workflowId: string): AgentHandle {
