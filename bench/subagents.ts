@@ -71,7 +71,12 @@ async function measureOne(ctx: BenchContext, count: number): Promise<SubagentRow
     workflowBundlePath: ctx.bundlePath,
     deps: { models: () => model, tools: createBenchRegistry(), defaultWorkspace: ctx.workspace },
   });
-  const input: AgentRunInput = { prompt: PARENT_PROMPT, model: 'scripted-bench', maxIterations: 4 };
+  const input: AgentRunInput = {
+    prompt: PARENT_PROMPT,
+    model: 'scripted-bench',
+    maxIterations: 4,
+    maxSubagentDepth: 1,
+  };
   const workflowId = uniqueName(`subagents-${count}`);
   return worker.runUntil(async () => {
     const started = performance.now();
