@@ -281,6 +281,9 @@ describe('sticky activities', () => {
     );
     expect(result).toMatchObject({ exitReason: 'completed', iterations: 6 });
     expectFullConversations(model.requests);
-    expect(page.events.some((e) => e.kind === 'notice' && e.message.includes('did not take the call'))).toBe(true);
+    // The gone worker's queue either never took the next call, or the worker stopped during one (it
+    // shut down mid-call under load): either way the run said so and went on on the shared queue.
+    const fellBack = /did not take the call|stopped during the call; going on on the shared queue/;
+    expect(page.events.some((e) => e.kind === 'notice' && fellBack.test(e.message))).toBe(true);
   }, 90_000);
 });
