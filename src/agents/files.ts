@@ -4,7 +4,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { withLocated } from '../safe-fs';
 import { errorMessage } from '../tools/registry';
-import { readCapped, type DirList, type FileRead } from '../context/workspace-files';
+import { listNames, readCapped, type DirList, type FileRead } from '../context/workspace-files';
 
 /**
  * Finding and reading agent files. A workspace's agents folders are model-writable: listed and read
@@ -50,25 +50,9 @@ export async function listOperatorAgentFiles(dir: string, max: number): Promise<
   }
 }
 
-async function listDir(dir: string, max: number): Promise<DirList> {
-  const handle = await fs.opendir(dir);
-  const names: string[] = [];
-  let more = false;
-  try {
-    for (let entry = await handle.read(); entry !== null; entry = await handle.read()) {
-      if (!entry.name.endsWith('.md')) continue;
-      // FIFOs, sockets and devices are listed too: the read refuses them by name, without blocking.
-      if (entry.isDirectory()) continue;
-      if (names.length >= max) {
-        more = true;
-        break;
-      }
-      names.push(entry.name);
-    }
-  } finally {
-    await handle.close();
-  }
-  return { kind: 'ok', names: names.sort(), more };
+/** The `.md` files of a folder. FIFOs, sockets and devices are listed too: the read refuses them by name, without blocking. */
+function listDir(dir: string, max: number): Promise<DirList> {
+  return listNames(dir, max, (entry) => entry.name.endsWith('.md') && !entry.isDirectory());
 }
 
 /** A workspace agent file, at most `maxBytes`, owned by one of `owners`, never a hard link. */

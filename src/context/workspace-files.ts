@@ -1,4 +1,4 @@
-import { promises as fs, type Stats } from 'node:fs';
+import { promises as fs, type Dirent, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { openRegularFile, withLocated } from '../safe-fs';
@@ -108,22 +108,11 @@ export async function listFolders(root: string, relDir: string, maxEntries: numb
       const pinned = await located.dir.openChild(located.name, located.root, located.shown);
       try {
         // The pinned folder's own path (through its descriptor on Linux): a swap cannot redirect it.
-        const dir = await fs.opendir(path.dirname(pinned.child('_')));
-        const names: string[] = [];
-        let more = false;
-        try {
-          for (let entry = await dir.read(); entry !== null; entry = await dir.read()) {
-            if (!entry.isDirectory() && !entry.isSymbolicLink()) continue;
-            if (names.length >= maxEntries) {
-              more = true;
-              break;
-            }
-            names.push(entry.name);
-          }
-        } finally {
-          await dir.close();
-        }
-        return { kind: 'ok', names: names.sort(), more };
+        return await listNames(
+          path.dirname(pinned.child('_')),
+          maxEntries,
+          (entry) => entry.isDirectory() || entry.isSymbolicLink(),
+        );
       } finally {
         await pinned.close();
       }
@@ -132,4 +121,24 @@ export async function listFolders(root: string, relDir: string, maxEntries: numb
     if (isMissing(error)) return { kind: 'missing' };
     return { kind: 'refused', reason: errorMessage(error) };
   }
+}
+
+/** The names in `dir` that `keep` accepts, sorted; at most `max` (`more` says some were left out). */
+export async function listNames(dir: string, max: number, keep: (entry: Dirent) => boolean): Promise<DirList> {
+  const handle = await fs.opendir(dir);
+  const names: string[] = [];
+  let more = false;
+  try {
+    for (let entry = await handle.read(); entry !== null; entry = await handle.read()) {
+      if (!keep(entry)) continue;
+      if (names.length >= max) {
+        more = true;
+        break;
+      }
+      names.push(entry.name);
+    }
+  } finally {
+    await handle.close();
+  }
+  return { kind: 'ok', names: names.sort(), more };
 }
