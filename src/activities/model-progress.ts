@@ -28,7 +28,7 @@ export function heartbeatGapMs(heartbeatTimeoutMs: number | undefined): number {
 
 /**
  * Once text streams, the first heartbeat goes this long after the first delta (a follower elsewhere
- * sees the answer begin), and each gap after it doubles up to the longest: +1, +3, +7, +11 s…
+ * sees the answer begin), and each gap after it doubles up to the longest: +1, +3, +7, +15 s…
  */
 export const FIRST_STREAM_HEARTBEAT_MS = 1_000;
 
