@@ -6,6 +6,8 @@ import { createBashTool, createReadFileTool, ToolRegistry } from '../src/tools';
 import { createAgentWorker } from '../src/worker';
 import { countActions, patchUpserts, totalOf, type ActionCounts } from './actions-metrics';
 import { measureStreamedActions, type StreamedRow } from './actions-stream';
+import { formatInterruptLatency, measureInterruptLatency, type InterruptRow } from './actions-interrupt';
+import { measureOneCallActions, type OneCallRow } from './actions-mcp';
 import { settle, uniqueName, type BenchContext } from './context';
 import type { NaiveRunInput } from './naive-workflow';
 import { BENCH_MODEL, benchDocPath, writeBenchDoc } from './scenario';
@@ -15,7 +17,9 @@ import { createBenchWorker, withWorkers, type BenchWorker } from './workers';
  * Billable actions per iteration (issue 19 item 2), counted by the Temporal server's own `action`
  * metric, by action type: a 20-iteration `read_file` loop and a 20-iteration `bash` loop, ours
  * (`agentWorkflow` on the production worker) and the naive activity-per-step loop making the same
- * calls, plus one 20-second streamed model call followed live (`actions-stream.ts`).
+ * calls, a run with one MCP call against one with one `read_file` call (`actions-mcp.ts`), one
+ * 20-second streamed model call followed live (`actions-stream.ts`), and how late an interrupt
+ * stops that call (`actions-interrupt.ts`).
  *
  *   npm run bench -- --only=actions
  */
@@ -41,6 +45,10 @@ export interface LoopRow {
 export interface ActionsFigure {
   loops: LoopRow[];
   streamed: StreamedRow[];
+  /** A run with one MCP tool call against one with one `read_file` call. */
+  oneCall: OneCallRow[];
+  /** What the streamed call's fewer heartbeats must not cost: interrupt latency. */
+  interrupts: InterruptRow[];
 }
 
 /** Each call asks for the run's tool once; at the iteration limit the closing summary answers. */
@@ -140,8 +148,10 @@ async function runLoop(ctx: BenchContext, subject: 'ours' | 'naive', tool: LoopT
 
 export async function measureActions(ctx: BenchContext, metricsUrl: string): Promise<ActionsFigure> {
   const loops = await measureLoopActions(ctx, metricsUrl);
+  const oneCall = await measureOneCallActions(ctx, metricsUrl);
   const streamed = await measureStreamedActions(ctx, metricsUrl);
-  return { loops, streamed };
+  const interrupts = await measureInterruptLatency(ctx);
+  return { loops, oneCall, streamed, interrupts };
 }
 
 const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
@@ -167,6 +177,14 @@ export function formatActions(figure: ActionsFigure): string {
           : ''),
     );
   }
+  lines.push('  a run with one tool call, then the answer (whole run):');
+  for (const row of figure.oneCall) {
+    const label = row.call === 'mcp' ? 'one MCP call (stdio server, read-only tool)' : 'one read_file call';
+    lines.push(
+      `  ${label.padEnd(44)} ${String(row.total).padStart(3)} actions: ${typesLine(row.byType, 1)}` +
+        (row.patchUpserts ? `; without patched()'s ${row.patchUpserts} upserts ${row.total - row.patchUpserts}` : ''),
+    );
+  }
   lines.push('  one streamed model call, followed live from its start to the result (whole run):');
   for (const row of figure.streamed) {
     lines.push(
@@ -175,5 +193,6 @@ export function formatActions(figure: ActionsFigure): string {
         `; text on screen ${row.lag.median} ms after the server wrote it (median), p90 ${row.lag.p90} ms, max ${row.lag.max} ms`,
     );
   }
+  lines.push(...formatInterruptLatency(figure.interrupts));
   return lines.join('\n');
 }

@@ -101,22 +101,27 @@ function lagSink(server: PacedServer, lags: number[]): LiveSink {
   };
 }
 
-interface PacedServer {
+export interface PacedServer {
   url: string;
   /** When the server wrote the delta holding character `offset` (1-based) of the answer. */
   wroteAt(offset: number): number | undefined;
+  /** When the latest answer's connection closed (the client aborted it, or it ended). */
+  closedAt(): number | undefined;
   close(): Promise<void>;
 }
 
 /** A streaming Messages API answering every request with one text block of DELTAS paced deltas of `x`. */
-async function startPacedServer(): Promise<PacedServer> {
+export async function startPacedServer(): Promise<PacedServer> {
   let times: number[] = [];
+  let closed: number | undefined;
   const httpServer = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => void answer(res).catch(() => res.destroy()));
   });
   const answer = async (res: http.ServerResponse) => {
     times = [];
+    closed = undefined;
+    res.on('close', () => void (closed = Date.now()));
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const send = (type: string, data: object) =>
       res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
@@ -124,7 +129,7 @@ async function startPacedServer(): Promise<PacedServer> {
     const message = { id: 'msg_a', type: 'message', role: 'assistant', model: 'claude-bench-stream', content: [] };
     send('message_start', { message: { ...message, stop_reason: null, stop_sequence: null, usage } });
     send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
-    for (let i = 0; i < DELTAS; i++) {
+    for (let i = 0; i < DELTAS && !res.destroyed; i++) {
       send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'x'.repeat(DELTA_CHARS) } });
       times.push(Date.now());
       await new Promise((r) => setTimeout(r, DELTA_GAP_MS));
@@ -138,6 +143,7 @@ async function startPacedServer(): Promise<PacedServer> {
   return {
     url: `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`,
     wroteAt: (offset) => times[Math.ceil(offset / DELTA_CHARS) - 1],
+    closedAt: () => closed,
     close: () => new Promise<void>((resolve) => httpServer.close(() => resolve())),
   };
 }

@@ -39,8 +39,9 @@ import { installQuietRuntime } from './workers';
  *   npm run bench -- --only=overhead,replay
  *   npm run bench -- --only=mcp           a durable MCP call against a direct SDK client call (about 30 s)
  *   npm run bench -- --only=subagents     10 parallel subagents against 1, and history bytes per subagent
- *   npm run bench -- --only=actions       billable actions by type (the server's `action` metric): loops and a
- *                                         streamed call followed live, ours and naive (about 2 minutes)
+ *   npm run bench -- --only=actions       billable actions by type (the server's `action` metric): loops, one
+ *                                         MCP call, a streamed call followed live, ours and naive, and how late
+ *                                         an interrupt stops that call (about 2½ minutes)
  *   npm run bench -- --only=idle          1,000 waiting sessions on one worker: its memory against its
  *                                         workflow cache bound (not in the default set; a few minutes)
  *   npm run bench -- --only=cluster       issue 12's figures on a real cluster (Temporal server from Go on

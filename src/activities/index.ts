@@ -21,6 +21,7 @@ import { ConversationCache } from './conversation-cache';
 import { outcomeUnknownMessage } from './outcome-unknown';
 import { modelRequest } from './model-request';
 import { modelProgress } from './model-progress';
+import { withCancelWatch } from './cancel-watch';
 import { proseProgress } from './prose-progress';
 import { createHookActivities } from './hooks';
 import { createContextActivities } from './context';
@@ -100,12 +101,15 @@ export function createActivities(deps: ActivityDeps) {
     const ctx = Context.current();
     const messages = conversations.materialize(input.conversation);
     const { request, system } = modelRequest(input, messages, conversations, toolSpecs(input), input.toolChoice);
+    const { beatNow, ...progress } = modelProgress(ctx, input.model, { label: 'model call' });
     const response = checkModelResponse(
       await onShutdown(ctx, 'model call', () =>
-        deps.models(input.model).call(request, {
-          signal: ctx.cancellationSignal,
-          ...proseProgress(input.toolProtocol, modelProgress(ctx, input.model, { label: 'model call' })),
-        }),
+        withCancelWatch(ctx, beatNow, () =>
+          deps.models(input.model).call(request, {
+            signal: ctx.cancellationSignal,
+            ...proseProgress(input.toolProtocol, progress),
+          }),
+        ),
       ),
     );
     // The workflow appends exactly this assistant turn; the cache does the same so the next delta fits.
@@ -144,12 +148,12 @@ export function createActivities(deps: ActivityDeps) {
       toolSpecs(input),
       { type: 'none' },
     );
+    const { beatNow, ...progress } = modelProgress(ctx, input.model, { label: 'closing summary' });
     const response = checkModelResponse(
       await onShutdown(ctx, 'closing summary', () =>
-        deps.models(input.model).call(request, {
-          signal: ctx.cancellationSignal,
-          ...modelProgress(ctx, input.model, { label: 'closing summary' }),
-        }),
+        withCancelWatch(ctx, beatNow, () =>
+          deps.models(input.model).call(request, { signal: ctx.cancellationSignal, ...progress }),
+        ),
       ),
     );
     // The text is in the response: returning it twice would double the result's size.

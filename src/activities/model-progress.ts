@@ -10,13 +10,14 @@ import {
 } from '../shared/live-progress';
 
 /**
- * Longest gap between two heartbeats a model call sends: 20 % of its heartbeat timeout, between 1 s
- * and 10 s (4 s at the default 20 s timeout). Each heartbeat is a billable action; the timeout still
- * has 5 gaps of room before Temporal declares the worker lost. The price: the call hears of a
- * cancel (an interrupt) only in a heartbeat's response, so up to one gap late, and a follower
- * elsewhere sees the streamed text in bursts (docs/live-output.md).
+ * Longest gap between two heartbeats a model call sends: 40 % of its heartbeat timeout, between 1 s
+ * and 10 s (8 s at the default 20 s timeout). Each heartbeat is a billable action; the timeout still
+ * has 2½ gaps of room before Temporal declares the worker lost. A cancel (an interrupt) does not
+ * wait for the next heartbeat: the call watches for it with unbilled describes and heartbeats at
+ * once when it comes (`withCancelWatch`). The price: a follower elsewhere sees the streamed text in
+ * bursts (docs/live-output.md).
  */
-export const HEARTBEAT_GAP_SHARE = 0.2;
+export const HEARTBEAT_GAP_SHARE = 0.4;
 export const HEARTBEAT_GAP_MIN_MS = 1_000;
 export const HEARTBEAT_GAP_MAX_MS = 10_000;
 
@@ -27,7 +28,7 @@ export function heartbeatGapMs(heartbeatTimeoutMs: number | undefined): number {
 
 /**
  * Once text streams, the first heartbeat goes this long after the first delta (a follower elsewhere
- * sees the answer begin), and each gap after it doubles up to the longest: +1, +3, +7, +11 s…
+ * sees the answer begin), and each gap after it doubles up to the longest: +1, +3, +7, +15 s…
  */
 export const FIRST_STREAM_HEARTBEAT_MS = 1_000;
 
@@ -41,6 +42,12 @@ export interface ModelProgressOptions {
   /** Longest gap between heartbeats; default from the activity's heartbeat timeout (`heartbeatGapMs`). */
   gapMs?: number;
   now?: () => number;
+}
+
+/** A model call's progress reporter: the `ModelCallContext` parts, and a heartbeat that skips the gap. */
+export interface ModelProgress extends Pick<ModelCallContext, 'heartbeat' | 'progress'> {
+  /** Sends a heartbeat now, whatever the gap (a cancel is waiting for its response). */
+  beatNow(): void;
 }
 
 /** What of the activity's context the progress reporter uses: heartbeats, and who it is (in-process delivery). */
@@ -84,14 +91,10 @@ class Tail {
  * the answer as it streams (see `live-progress.ts`). The provider asks for a heartbeat every second
  * (and on bytes); one goes to the server only when the gap is over: the longest gap
  * (`heartbeatGapMs`) while the call waits for its first delta, then 1 s after it and doubling
- * (FIRST_STREAM_HEARTBEAT_MS), so a 20 s stream sends six. A follower in this process gets the
- * tails at once, at most every LOCAL_PROGRESS_GAP_MS (`watchLocalProgress`).
+ * (FIRST_STREAM_HEARTBEAT_MS), so a 20 s stream sends four (+1, +3, +7, +15 s). A follower in this
+ * process gets the tails at once, at most every LOCAL_PROGRESS_GAP_MS (`watchLocalProgress`).
  */
-export function modelProgress(
-  ctx: ProgressContext,
-  model: string,
-  options: ModelProgressOptions = {},
-): Pick<ModelCallContext, 'heartbeat' | 'progress'> {
+export function modelProgress(ctx: ProgressContext, model: string, options: ModelProgressOptions = {}): ModelProgress {
   const now = options.now ?? Date.now;
   const label = options.label ?? 'model call';
   const keep = options.tailChars ?? PROGRESS_TAIL_CHARS;
@@ -112,11 +115,14 @@ export function modelProgress(
     ...(streams.thinking ? { thinking: streams.thinking.snapshot() } : {}),
     ...(streams.text ? { text: streams.text.snapshot() } : {}),
   });
+  const beatNow = () => {
+    lastSent = now();
+    ctx.heartbeat(details());
+  };
   const heartbeat = () => {
     if (now() - lastSent < gap) return;
-    lastSent = now();
     if (streaming) gap = Math.min(longest, 2 * gap);
-    ctx.heartbeat(details());
+    beatNow();
   };
   const progress = (event: ModelProgressEvent) => {
     // Providers pass what the model streamed: take only what has the promised shape.
@@ -133,7 +139,7 @@ export function modelProgress(
     local?.();
     heartbeat();
   };
-  return { heartbeat, progress };
+  return { heartbeat, progress, beatNow };
 }
 
 /**

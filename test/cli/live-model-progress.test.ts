@@ -61,12 +61,30 @@ test('once text streams: a heartbeat 1 s after the first delta, then gaps doubli
     if (r.beats.length > sentAt.length) sentAt.push(ms);
   }
   expect(sentAt).toEqual([FIRST_STREAM_HEARTBEAT_MS, 3_000, 7_000, 15_000]);
-  // With the default 20 s heartbeat timeout the longest gap is 4 s: +1, +3, +7, +11, +15, +19 s.
+  // The default 20 s heartbeat timeout gives this 8 s longest gap: four heartbeats in a 20 s stream.
   // Each carries the newest tail.
   expect(r.beats[0]).toMatchObject({ phase: 'text', text: { chars: 13, tail: 'Hel' + 'x'.repeat(10) } });
   r.progress({ kind: 'thinking', delta: 'hmm' });
   r.flush();
   expect(r.beats[r.beats.length - 1]).toMatchObject({ phase: 'thinking', thinking: { chars: 3, tail: 'hmm' } });
+});
+
+test('beatNow sends at once, whatever the gap, with the newest tail, and the gap counts from it', () => {
+  let clock = 1_000_000;
+  const beats: ModelProgressDetails[] = [];
+  const ctx = { heartbeat: (d?: unknown) => void beats.push(d as ModelProgressDetails) };
+  const r = modelProgress(ctx, 'claude-test', { now: () => clock, gapMs: GAP });
+  r.progress!({ kind: 'text', delta: 'Hi' });
+  clock += 200;
+  r.heartbeat();
+  expect(beats).toHaveLength(0);
+  r.beatNow();
+  expect(beats).toEqual([
+    { 'model call': 'claude-test', elapsedSeconds: 0, phase: 'text', text: { chars: 2, tail: 'Hi' } },
+  ]);
+  clock += FIRST_STREAM_HEARTBEAT_MS - 1;
+  r.heartbeat();
+  expect(beats).toHaveLength(1);
 });
 
 test('a thousand deltas in one burst send at most one heartbeat, not a thousand', () => {
@@ -76,9 +94,9 @@ test('a thousand deltas in one burst send at most one heartbeat, not a thousand'
   expect(r.beats.length).toBeLessThanOrEqual(1);
 });
 
-test('the longest gap is 20 % of the heartbeat timeout, between 1 s and 10 s', () => {
-  expect(heartbeatGapMs(20_000)).toBe(4_000);
-  expect(heartbeatGapMs(40_000)).toBe(8_000);
+test('the longest gap is 40 % of the heartbeat timeout, between 1 s and 10 s', () => {
+  expect(heartbeatGapMs(20_000)).toBe(8_000);
+  expect(heartbeatGapMs(10_000)).toBe(4_000);
   expect(heartbeatGapMs(2_000)).toBe(1_000);
   expect(heartbeatGapMs(600_000)).toBe(10_000);
   expect(heartbeatGapMs(undefined)).toBe(10_000);
