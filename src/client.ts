@@ -16,6 +16,9 @@ import type { ZodType } from 'zod';
 import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage } from './shared';
 import { isZodSchema, outputSchemaOf } from './typed-output';
 import { readLiveSnapshot } from './cli/live-stream';
+import { RunEndedError } from './cli/cli-errors';
+
+export { RunEndedError, type EndedWithoutResult } from './cli/cli-errors';
 import type { PartialOutput } from './shared/live-progress';
 import type { ApprovalResult, EndSessionResult, SendMessageResult } from './shared';
 import {
@@ -249,19 +252,6 @@ export const interruptRun = (handle: AgentHandle, reason?: string): Promise<void
 export const RUN_FAILED_TYPE = 'DurableAgent.RunFailed';
 
 /** How a closed run ended when it left no `AgentRunResult`: Temporal ended it, or its input was refused. */
-export type EndedWithoutResult = 'failed' | 'cancelled' | 'terminated' | 'timed_out';
-
-/** A run that closed without an `AgentRunResult` (cancelled, terminated, timed out, refused input). */
-export class RunEndedError extends Error {
-  constructor(
-    readonly status: EndedWithoutResult,
-    readonly reason: string,
-  ) {
-    super(`run ended '${status}': ${reason}`);
-    this.name = 'RunEndedError';
-  }
-}
-
 function looksLikeResult(value: unknown): value is AgentRunResult {
   return (
     typeof value === 'object' &&

@@ -1,21 +1,11 @@
-import { connectClient, getRun, runResult } from '../client';
-import { describeConnection, mayStartEmbeddedServer, type TemporalConfig } from '../config';
-import { isReachable, runForegroundDevServer, webUiLink } from '../server/dev-server';
-import { withWholeInputs } from './approval-input';
-import { codecServerCommand } from './codec-server-command';
+import type { TemporalConfig } from '../config';
 import { UsageError, type CommandSpec, type FlagSpec, type ParsedCommandLine } from './flags';
-import { formatStatusReport } from './format';
-import { DEFAULT_LIST_LIMIT, RUN_STATUSES, listCommand } from './list-command';
-import { streamSink } from './live-text';
-import { readPromptFile } from './prompt-source';
-import { resultWithMessages } from './result-messages';
-import { follow, reportResult, runCommand } from './run-command';
-import { RUN_FLAGS, runInputFromFlags } from './run-flags';
-import { isLive, runStatus, type LiveRunStatusReport } from './run-status';
-import { decideCommand, endCommand, interruptCommand, sendCommand } from './steer-commands';
-import { inertJson } from './terminal-text';
-import { stdoutWriter, transcriptCommand } from './transcript';
-import { runWorkerCommand } from './worker-command';
+import { DEFAULT_LIST_LIMIT, RUN_STATUSES } from './list-flags';
+import { RUN_FLAGS } from './run-flags';
+
+// Each command loads what it runs when it runs: `--help` and a usage error need only the flag
+// tables above, not the Temporal client, the worker or the model SDKs behind them.
+const clientModule = () => import('../client');
 
 export interface CommandContext {
   config: TemporalConfig;
@@ -52,6 +42,7 @@ const decide = (name: 'approve' | 'deny', summary: string) =>
       if (!toolUseId)
         throw new UsageError(`${name} needs a tool call id: durable-agent ${name} <id> <toolUseId>`, name);
       const reason = (values as { reason?: string }).reason;
+      const [{ connectClient }, { decideCommand }] = await Promise.all([clientModule(), import('./steer-commands')]);
       return decideCommand({ client: await connectClient(config), say }, id, toolUseId, name === 'approve', reason);
     },
   });
@@ -68,6 +59,7 @@ export const COMMANDS: readonly Command[] = [
       if (promptFile !== undefined && positionals.length) {
         throw new UsageError('give the prompt either as an argument or with --prompt-file, not both', 'run');
       }
+      const { readPromptFile } = await import('./prompt-source');
       const prompt = promptFile !== undefined ? await readPromptFile(promptFile) : positionals.join(' ');
       if (!prompt.trim()) {
         throw new UsageError(
@@ -79,12 +71,13 @@ export const COMMANDS: readonly Command[] = [
       }
       const flags = {
         prompt,
-        input: await runInputFromFlags(values),
+        input: await (await import('./run-flags')).runInputFromFlags(values),
         detach: values.detach ?? false,
         json: values.json ?? false,
         inlineWorker: !values['no-inline-worker'],
         ...(values.id !== undefined ? { id: values.id } : {}),
       };
+      const { runCommand } = await import('./run-command');
       return runCommand(flags, config);
     },
   }),
@@ -97,6 +90,12 @@ export const COMMANDS: readonly Command[] = [
       const id = requireId(positionals, 'follow');
       const json = values.json ?? false;
       const out = json ? (line: string) => process.stderr.write(`${line}\n`) : say;
+      const [{ connectClient, getRun }, { follow, reportResult }, { streamSink }, { webUiLink }] = await Promise.all([
+        clientModule(),
+        import('./run-command'),
+        import('./live-text'),
+        import('../server/dev-server'),
+      ]);
       const followed = await follow(getRun(await connectClient(config), id), out, {
         live: streamSink(json ? process.stderr : process.stdout),
         json,
@@ -111,6 +110,10 @@ export const COMMANDS: readonly Command[] = [
     flags: [{ ...JSON_FLAG, help: 'the messages as JSON' }],
     async run({ values, positionals }, { config }) {
       const id = requireId(positionals, 'transcript');
+      const [{ connectClient }, { stdoutWriter, transcriptCommand }] = await Promise.all([
+        clientModule(),
+        import('./transcript'),
+      ]);
       return transcriptCommand(await connectClient(config), id, { json: values.json ?? false }, stdoutWriter());
     },
   }),
@@ -121,12 +124,20 @@ export const COMMANDS: readonly Command[] = [
     flags: [{ ...JSON_FLAG, help: "the run's state as JSON" }],
     async run({ values, positionals }, { config, say }) {
       const id = requireId(positionals, 'status');
+      const [{ connectClient }, { isLive, runStatus }, { inertJson }, { formatStatusReport }, { withWholeInputs }] =
+        await Promise.all([
+          clientModule(),
+          import('./run-status'),
+          import('./terminal-text'),
+          import('./format'),
+          import('./approval-input'),
+        ]);
       const client = await connectClient(config);
       const report = await runStatus(client, id);
       if (values.json) say(inertJson(JSON.stringify(report, null, 2)));
       else if (isLive(report)) {
         const pendingApprovals = await withWholeInputs(client.workflow, id, report.pendingApprovals);
-        const whole: LiveRunStatusReport = { ...report, pendingApprovals };
+        const whole: import('./run-status').LiveRunStatusReport = { ...report, pendingApprovals };
         say(formatStatusReport(whole));
       } else say(formatStatusReport(report));
       return 0;
@@ -150,6 +161,7 @@ export const COMMANDS: readonly Command[] = [
         topLevel: values['top-level'] ?? false,
         json: values.json ?? false,
       };
+      const [{ connectClient }, { listCommand }] = await Promise.all([clientModule(), import('./list-command')]);
       return listCommand(flags, await connectClient(config), say);
     },
   }),
@@ -162,6 +174,7 @@ export const COMMANDS: readonly Command[] = [
       const id = requireId(positionals, 'send');
       const message = positionals.slice(1).join(' ');
       if (!message.trim()) throw new UsageError('send needs a message: durable-agent send <id> "<message>"', 'send');
+      const [{ connectClient }, { sendCommand }] = await Promise.all([clientModule(), import('./steer-commands')]);
       return sendCommand({ client: await connectClient(config), say }, id, message);
     },
   }),
@@ -173,7 +186,9 @@ export const COMMANDS: readonly Command[] = [
     summary: 'end a session that waits for input: it completes with its last answer',
     flags: [],
     async run({ positionals }, { config, say }) {
-      return endCommand({ client: await connectClient(config), say }, requireId(positionals, 'end'));
+      const id = requireId(positionals, 'end');
+      const [{ connectClient }, { endCommand }] = await Promise.all([clientModule(), import('./steer-commands')]);
+      return endCommand({ client: await connectClient(config), say }, id);
     },
   }),
   command({
@@ -183,6 +198,7 @@ export const COMMANDS: readonly Command[] = [
     flags: [REASON_FLAG],
     async run({ values, positionals }, { config, say }) {
       const id = requireId(positionals, 'interrupt');
+      const [{ connectClient }, { interruptCommand }] = await Promise.all([clientModule(), import('./steer-commands')]);
       return interruptCommand({ client: await connectClient(config), say }, id, values.reason);
     },
   }),
@@ -197,6 +213,13 @@ export const COMMANDS: readonly Command[] = [
     async run({ values, positionals }, { config }) {
       const id = requireId(positionals, 'result');
       if (values.messages && !values.json) throw new UsageError('result --messages needs --json', 'result');
+      const [{ connectClient, getRun, runResult }, { resultWithMessages }, { reportResult }, { webUiLink }] =
+        await Promise.all([
+          clientModule(),
+          import('./result-messages'),
+          import('./run-command'),
+          import('../server/dev-server'),
+        ]);
       const client = await connectClient(config);
       const result = values.messages ? await resultWithMessages(client, id) : await runResult(getRun(client, id));
       return reportResult(result, webUiLink(config.namespace, id), values.json ?? false);
@@ -223,6 +246,7 @@ export const COMMANDS: readonly Command[] = [
     async run({ values }, { config, say }) {
       const roots = values['workspace-root'];
       const agentsDir = values['agents-dir'];
+      const { runWorkerCommand } = await import('./worker-command');
       return runWorkerCommand({
         config,
         out: say,
@@ -239,6 +263,8 @@ export const COMMANDS: readonly Command[] = [
       { name: 'db-filename', type: 'string', value: 'FILE', help: "the server's SQLite file" },
     ],
     async run({ values }, { config, say }) {
+      const [{ isReachable, runForegroundDevServer }, { describeConnection, mayStartEmbeddedServer }] =
+        await Promise.all([import('../server/dev-server'), import('../config')]);
       if (await isReachable(config.address)) {
         say(`A Temporal server already answers at ${config.address}.`);
         return 0;
@@ -266,6 +292,7 @@ export const COMMANDS: readonly Command[] = [
     summary: 'decrypts payloads for the Web UI (docs/encryption.md)',
     flags: [{ name: 'port', type: 'integer', value: 'N', min: 0, max: 65535, help: 'the port to listen on' }],
     async run({ values }) {
+      const { codecServerCommand } = await import('./codec-server-command');
       return codecServerCommand(values.port !== undefined ? { port: values.port } : {});
     },
   }),

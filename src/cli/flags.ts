@@ -174,7 +174,7 @@ export function formatCommandList(commands: readonly CommandSpec[], footer: stri
     'Commands:',
     ...commands.map((c) => `  ${label(c).padEnd(width)}  ${c.summary}`),
     '',
-    "Every command takes --help (its flags) and --profile P. 'durable-agent <command> --help' for a command's flags.",
+    "Every command takes --help (its flags) and --profile P; --version prints the version. 'durable-agent <command> --help' for a command's flags.",
     '',
     footer,
   ].join('\n');

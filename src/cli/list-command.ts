@@ -1,21 +1,11 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import type { RunStatus } from '../shared';
-import { TERMINAL_STATUSES, WORKFLOW_TYPE, statusSearchAttribute } from '../shared';
+import { WORKFLOW_TYPE, statusSearchAttribute } from '../shared';
 import { formatCost } from './format';
 import { inertJson, visibleLine } from './terminal-text';
-import { TEMPORAL_ONLY_STATUSES, indexedFigures, reconcileStatus } from './run-status';
+import { indexedFigures, reconcileStatus } from './run-status';
+import { OPEN_STATUSES, RUN_STATUSES } from './list-flags';
 
-export const DEFAULT_LIST_LIMIT = 20;
-
-const OPEN_STATUSES = ['running', 'awaiting_approval', 'awaiting_input'] as const satisfies readonly RunStatus[];
-
-/**
- * The values `--status` accepts: every value the workflow writes into `DurableAgentStatus`, and the
- * ends only Temporal records (terminate, run timeout, continue-as-new).
- */
-export const RUN_STATUSES: readonly string[] = [
-  ...new Set<string>([...OPEN_STATUSES, ...TERMINAL_STATUSES, ...TEMPORAL_ONLY_STATUSES]),
-];
+export { DEFAULT_LIST_LIMIT, RUN_STATUSES } from './list-flags';
 
 export function isRunStatus(value: string): boolean {
   return RUN_STATUSES.includes(value);

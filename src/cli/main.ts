@@ -1,12 +1,12 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { RunEndedError } from '../client';
+import { WorkflowNotFoundError } from '@temporalio/common';
 import { ConnectionConfigError, loadConnectionConfig } from '../config';
-import { CodecKeysError } from '../codec';
+import { CodecKeysError } from '../codec/keys';
+import { RunEndedError, SteerRefused } from './cli-errors';
 import { COMMANDS } from './commands';
 import { UsageError, formatCommandHelp, formatCommandList, parseCommandLine } from './flags';
 import { PromptRefused } from './prompt-source';
 import { visibleLine, visibleText } from './terminal-text';
-import { SteerRefused } from './steer-commands';
+import { PACKAGE_VERSION } from '../version';
 
 export { UsageError } from './flags';
 
@@ -45,6 +45,10 @@ function takeProfile(argv: string[]): { args: string[]; profile?: string } {
 export async function main(argv: string[]): Promise<number> {
   const { args, profile } = takeProfile(argv);
   const [name, ...rest] = args;
+  if (name === '--version' || name === '-V') {
+    process.stdout.write(`durable-agent ${PACKAGE_VERSION}\n`);
+    return 0;
+  }
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     // `durable-agent help run` is `durable-agent run --help`.
     const topic = name === 'help' ? rest[0] : undefined;

@@ -17,7 +17,7 @@ import {
  */
 
 /** Statuses only Temporal knows: the workflow had no chance to write them. */
-export const TEMPORAL_ONLY_STATUSES = ['cancelled', 'terminated', 'timed_out', 'continued'] as const;
+export { TEMPORAL_ONLY_STATUSES } from './list-flags';
 
 /** Temporal's execution status name → ours, for runs Temporal closed. */
 const CLOSED_BY_TEMPORAL: Readonly<Record<string, string>> = {

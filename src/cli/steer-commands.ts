@@ -2,6 +2,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import { approveTool, denyTool, endSession, getRun, interruptRun, sendMessage, type AgentHandle } from '../client';
 import { indexedFigures, reconcileStatus } from './run-status';
 import { visibleLine as one } from './terminal-text';
+import { SteerRefused } from './cli-errors';
 
 /**
  * The commands that steer a live run: `send`, `approve`, `deny` (updates), `interrupt` (a signal)
@@ -9,10 +10,7 @@ import { visibleLine as one } from './terminal-text';
  * has already closed says so with the run's final status, not "no such run".
  */
 
-/** A steering command the run refused; printed as one line, exit code 1. */
-export class SteerRefused extends Error {
-  override name = 'SteerRefused';
-}
+export { SteerRefused } from './cli-errors';
 
 /**
  * Runs an update and turns its failures into one readable line: the validator's message when the

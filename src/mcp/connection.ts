@@ -7,6 +7,7 @@ import type { McpToolEntry } from '../shared/mcp';
 import type { TmpfsBudget } from '../sandbox/limits';
 import { toolEntries, toolsHash, type RawTool } from './listing';
 import { launchSandboxed, type SandboxedServer } from './sandboxed-launch';
+import { PACKAGE_VERSION } from '../version';
 
 /**
  * How a server is reached, resolved from its configuration (variables expanded, sandbox applied).
@@ -28,7 +29,7 @@ export type Endpoint =
 const MAX_LIST_PAGES = 20;
 /** Characters of a stdio server's stderr kept for the operator's messages. */
 const STDERR_TAIL_CHARS = 2000;
-const CLIENT_INFO = { name: 'durable-agent', version: '0.1.0' };
+const CLIENT_INFO = { name: 'durable-agent', version: PACKAGE_VERSION };
 
 /**
  * One live session with one server: a stdio process or a Streamable HTTP session, initialized,

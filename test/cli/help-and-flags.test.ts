@@ -6,6 +6,11 @@
 import { COMMANDS } from '../../src/cli/commands';
 import { UsageError } from '../../src/cli/flags';
 import { describeFailure, main } from '../../src/cli/main';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { CLI_BIN } from '../support/cli-process';
 import { durableAgent } from './cli-helpers';
 
 async function captured(argv: string[]): Promise<{ code: number; stdout: string }> {
@@ -102,4 +107,32 @@ test('the built CLI exits 0 for run --help and 2 for an unknown flag', async () 
   const bad = await durableAgent(['status', 'some-id', '--verbose']);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain("unknown flag --verbose for 'status'; it accepts --json");
+});
+
+test('durable-agent --version prints the version package.json states', async () => {
+  const { version } = JSON.parse(readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as {
+    version: string;
+  };
+  expect(await captured(['--version'])).toEqual({ code: 0, stdout: `durable-agent ${version}\n` });
+});
+
+test('the built CLI answers --help and a usage error without loading the Temporal client', () => {
+  // A preload that reports, as the process exits, how many modules of @temporalio/client it loaded.
+  const dir = mkdtempSync(path.join(tmpdir(), 'da-help-'));
+  const probe = path.join(dir, 'probe.js');
+  writeFileSync(
+    probe,
+    "process.on('exit', () => process.stderr.write('client modules: ' + " +
+      "Object.keys(require.cache).filter((k) => /@temporalio[\\\\/]client[\\\\/]/.test(k)).length + '\\n'));",
+  );
+  for (const args of [['--help'], ['run', '--help'], ['status', 'some-id', '--verbose']]) {
+    const out = spawnSync(process.execPath, ['-r', probe, CLI_BIN, ...args], { encoding: 'utf8' });
+    expect({ args, loaded: out.stderr.match(/client modules: (\d+)/)?.[1] }).toEqual({ args, loaded: '0' });
+  }
+  // The probe itself can see the client when a command does load it.
+  const real = spawnSync(process.execPath, ['-r', probe, '-e', "require('@temporalio/client')"], {
+    encoding: 'utf8',
+    cwd: path.join(__dirname, '../..'),
+  });
+  expect(Number(real.stderr.match(/client modules: (\d+)/)?.[1])).toBeGreaterThan(0);
 });
