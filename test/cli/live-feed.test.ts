@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { follow } from '../../src/cli/run-command';
 import { getRun, queryEvents, startRun, type AgentHandle } from '../../src/client';
-import { AnthropicProvider } from '../../src/models/anthropic';
 import { PROGRESS_TAIL_CHARS } from '../../src/shared/live-progress';
-import { startSlowStream, withLiveProgress, type SlowStream } from '../support/slow-stream';
-import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
+import { withLiveProgress } from '../support/slow-stream';
+import { useSlowStreamSuite } from '../support/workflow-suite';
+import { withWorker } from '../support/temporal';
 
 /**
  * How run/follow get a run's progress cheaply (each query, heartbeat and update is a billable
@@ -14,27 +14,13 @@ import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../supp
  * against a local server that streams slowly.
  */
 
-let env: TestEnv;
-let server: SlowStream;
-let workspace: string;
+const slow = useSlowStreamSuite('live-feed');
 const tag = randomUUID().slice(0, 8);
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  server = await startSlowStream();
-  workspace = await tempWorkspace('live-feed');
-});
-afterAll(async () => {
-  await server?.close();
-  await env?.close();
-});
-
-const provider = () => new AnthropicProvider({ apiKey: 'sk-test', baseURL: server.url });
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${String(i).padStart(5, '0')}`).join(' ');
 
 /** A handle whose `events` queries are counted. */
 function countedHandle(id: string): { handle: AgentHandle; queries: () => number } {
-  const handle = getRun(env.client, id);
+  const handle = getRun(slow.env.client, id);
   let n = 0;
   const query = handle.query.bind(handle);
   handle.query = ((...args: Parameters<typeof query>) => {
@@ -47,10 +33,14 @@ function countedHandle(id: string): { handle: AgentHandle; queries: () => number
 test('follow() beside the worker gets the text in-process at once, and queries the events only when history moves', async () => {
   // About 4 s of streaming: 100 deltas of 40 characters, 40 ms apart.
   const answer = `${words(570)} THE-END`;
-  server.enqueue({ text: answer, chunkChars: 40, delayMs: 40 });
-  await withWorker(env, { model: withLiveProgress(provider()) }, async (taskQueue) => {
+  slow.server.enqueue({ text: answer, chunkChars: 40, delayMs: 40 });
+  await withWorker(slow.env, { model: withLiveProgress(slow.provider()) }, async (taskQueue) => {
     const id = `live-feed-${tag}-inline`;
-    await startRun(env.client, { prompt: 'answer', model: 'claude-slow', workspace }, { workflowId: id, taskQueue });
+    await startRun(
+      slow.env.client,
+      { prompt: 'answer', model: 'claude-slow', workspace: slow.workspace },
+      { workflowId: id, taskQueue },
+    );
     const { handle, queries } = countedHandle(id);
     const printedAt: Array<{ at: number; chars: number }> = [];
     let printed = '';
@@ -65,7 +55,7 @@ test('follow() beside the worker gets the text in-process at once, and queries t
     });
     expect(followed.result.exitReason).toBe('completed');
     expect(printed).toContain(answer);
-    const streamed = server.streamed[server.streamed.length - 1]!;
+    const streamed = slow.server.streamed[slow.server.streamed.length - 1]!;
     // In-process: the text is on screen before the call's first heartbeat could carry it (1 s after
     // the first delta) and keeps coming while it streams.
     const first = printedAt.find((p) => p.chars > 0)!;
@@ -79,12 +69,12 @@ test('follow() beside the worker gets the text in-process at once, and queries t
 test('includePartial adds the in-flight call’s streamed text, bounded, and only when asked', async () => {
   // About 6 s of streaming, 24,000 characters: far more than a partial carries.
   const answer = `${words(3_000)} THE-END`;
-  server.enqueue({ text: answer, chunkChars: 200, delayMs: 50 });
-  await withWorker(env, { model: withLiveProgress(provider()) }, async (taskQueue) => {
+  slow.server.enqueue({ text: answer, chunkChars: 200, delayMs: 50 });
+  await withWorker(slow.env, { model: withLiveProgress(slow.provider()) }, async (taskQueue) => {
     const id = `live-feed-${tag}-partial`;
     const handle = await startRun(
-      env.client,
-      { prompt: 'answer', model: 'claude-slow', workspace },
+      slow.env.client,
+      { prompt: 'answer', model: 'claude-slow', workspace: slow.workspace },
       { workflowId: id, taskQueue },
     );
     const partials: Array<{ chars: number; tail: string }> = [];

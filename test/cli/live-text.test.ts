@@ -3,10 +3,10 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { follow } from '../../src/cli/run-command';
 import { getRun } from '../../src/client';
-import { AnthropicProvider } from '../../src/models/anthropic';
 import { CLI_BIN } from '../support/cli-process';
-import { startSlowStream, withLiveProgress, type SlowStream } from '../support/slow-stream';
-import { connectTestEnv, tempWorkspace, testAddress, withWorker, type TestEnv } from '../support/temporal';
+import { withLiveProgress } from '../support/slow-stream';
+import { useSlowStreamSuite } from '../support/workflow-suite';
+import { testAddress, withWorker } from '../support/temporal';
 
 /**
  * `run` and `follow` print the model's words while the model call streams (thinking labelled),
@@ -15,22 +15,8 @@ import { connectTestEnv, tempWorkspace, testAddress, withWorker, type TestEnv } 
  * streams slowly; the built CLI runs as a user runs it, its stdout is time-stamped per chunk.
  */
 
-let env: TestEnv;
-let server: SlowStream;
-let workspace: string;
+const slow = useSlowStreamSuite('live-text');
 const tag = randomUUID().slice(0, 8);
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  server = await startSlowStream();
-  workspace = await tempWorkspace('live-text');
-});
-afterAll(async () => {
-  await server?.close();
-  await env?.close();
-});
-
-const provider = () => new AnthropicProvider({ apiKey: 'sk-test', baseURL: server.url });
 
 /** Numbered words, so a repeat, a gap or a reordering anywhere shows. */
 const words = (prefix: string, n: number) =>
@@ -71,7 +57,7 @@ const runArgs = (id: string, ...extra: string[]) => [
   '--model',
   'claude-slow',
   '--workspace',
-  workspace,
+  slow.workspace,
   '--id',
   id,
   '--no-inline-worker',
@@ -104,12 +90,12 @@ function expectAnswerOnceAndLive(out: { stdout: string; chunks: Chunk[] }, ended
 
 test('run prints the answer while it streams, thinking labelled, and the final answer once', async () => {
   // 3,500 characters of answer in 88 deltas, 60 ms apart: about 5 s of streaming after 1 s of thinking.
-  server.enqueue({ thinking: THINKING, text: ANSWER, chunkChars: 40, delayMs: 60 });
-  await withWorker(env, { model: withLiveProgress(provider()) }, async (taskQueue) => {
+  slow.server.enqueue({ thinking: THINKING, text: ANSWER, chunkChars: 40, delayMs: 60 });
+  await withWorker(slow.env, { model: withLiveProgress(slow.provider()) }, async (taskQueue) => {
     const out = await cli(runArgs(`live-${tag}-run`), taskQueue);
     if (process.env.DA_SHOW_OUTPUT) process.stderr.write(out.stdout);
     expect(out.code).toBe(0);
-    const streamed = server.streamed[server.streamed.length - 1]!;
+    const streamed = slow.server.streamed[slow.server.streamed.length - 1]!;
     expectAnswerOnceAndLive(out, streamed.endedAt!);
     // Thinking: labelled (plain, since stdout is a pipe), whole, once, before the answer.
     expect(out.stdout).toContain(`── thinking ──\n${THINKING}\n── end of thinking ──\n`);
@@ -127,12 +113,12 @@ test('follow of a running run prints the answer while it streams, and once', asy
   // The answer is held back until the follower is up (a CLI takes a while to start on a busy machine).
   let release = () => {};
   const gate = new Promise<void>((resolve) => (release = resolve));
-  server.enqueue({ text: ANSWER, chunkChars: 40, delayMs: 60, gate });
-  await withWorker(env, { model: withLiveProgress(provider()) }, async (taskQueue) => {
+  slow.server.enqueue({ text: ANSWER, chunkChars: 40, delayMs: 60, gate });
+  await withWorker(slow.env, { model: withLiveProgress(slow.provider()) }, async (taskQueue) => {
     expect((await cli(runArgs(id, '--detach'), taskQueue)).code).toBe(0);
     const out = await cli(['follow', id], taskQueue, (sofar) => sofar.includes('run started') && release());
     expect(out.code).toBe(0);
-    expectAnswerOnceAndLive(out, server.streamed[server.streamed.length - 1]!.endedAt!);
+    expectAnswerOnceAndLive(out, slow.server.streamed[slow.server.streamed.length - 1]!.endedAt!);
   });
 }, 90_000);
 
@@ -141,27 +127,27 @@ test('follow() prints to the live sink it is given while the answer streams, and
   const id = `live-${tag}-follow-fn`;
   let release = () => {};
   const gate = new Promise<void>((resolve) => (release = resolve));
-  server.enqueue({ text: ANSWER, chunkChars: 40, delayMs: 60, gate });
-  await withWorker(env, { model: withLiveProgress(provider()) }, async (taskQueue) => {
+  slow.server.enqueue({ text: ANSWER, chunkChars: 40, delayMs: 60, gate });
+  await withWorker(slow.env, { model: withLiveProgress(slow.provider()) }, async (taskQueue) => {
     expect((await cli(runArgs(id, '--detach'), taskQueue)).code).toBe(0);
     const chunks: Chunk[] = [];
     const write = (text: string) => {
       chunks.push({ at: Date.now(), text });
       if (text.includes('run started')) release();
     };
-    const followed = await follow(getRun(env.client, id), (line) => write(`${line}\n`), {
+    const followed = await follow(getRun(slow.env.client, id), (line) => write(`${line}\n`), {
       live: { write, styled: false },
     });
     expect(followed.result.exitReason).toBe('completed');
     expect(followed.shownAnswer).toBe(ANSWER);
     const stdout = chunks.map((c) => c.text).join('');
-    expectAnswerOnceAndLive({ stdout, chunks }, server.streamed[server.streamed.length - 1]!.endedAt!);
+    expectAnswerOnceAndLive({ stdout, chunks }, slow.server.streamed[slow.server.streamed.length - 1]!.endedAt!);
   });
 }, 90_000);
 
 test('--json keeps stdout to the result; the live text goes to stderr', async () => {
-  server.enqueue({ text: 'A short streamed answer.', chunkChars: 5, delayMs: 20 });
-  await withWorker(env, { model: withLiveProgress(provider()) }, async (taskQueue) => {
+  slow.server.enqueue({ text: 'A short streamed answer.', chunkChars: 5, delayMs: 20 });
+  await withWorker(slow.env, { model: withLiveProgress(slow.provider()) }, async (taskQueue) => {
     const out = await cli(runArgs(`live-${tag}-json`, '--json'), taskQueue);
     expect(out.code).toBe(0);
     expect(JSON.parse(out.stdout)).toMatchObject({ exitReason: 'completed', finalText: 'A short streamed answer.' });
@@ -170,7 +156,7 @@ test('--json keeps stdout to the result; the live text goes to stderr', async ()
 
 /** The run's whole event history, as the server stores it, in bytes. */
 async function historyBytes(workflowId: string): Promise<number> {
-  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  const history = await slow.env.client.workflow.getHandle(workflowId).fetchHistory();
   return temporal.api.history.v1.History.encode(history).finish().length;
 }
 
@@ -178,10 +164,10 @@ test('the live stream adds a constant to history per model call, whatever the an
   const sizes = { short: 2_000, long: 200_000 };
   const bytes: Record<string, number> = {};
   for (const live of [true, false]) {
-    await withWorker(env, { model: withLiveProgress(provider(), live) }, async (taskQueue) => {
+    await withWorker(slow.env, { model: withLiveProgress(slow.provider(), live) }, async (taskQueue) => {
       for (const [name, size] of Object.entries(sizes)) {
         // Streamed in 400 deltas with pauses, so heartbeats carry it while it streams.
-        server.enqueue({ text: 'x'.repeat(size), chunkChars: Math.ceil(size / 400), delayMs: 5 });
+        slow.server.enqueue({ text: 'x'.repeat(size), chunkChars: Math.ceil(size / 400), delayMs: 5 });
         const id = `live-${tag}-history-${name}-${live ? 'live' : 'plain'}`;
         const out = await cli(runArgs(id, '--json'), taskQueue);
         expect(out.code).toBe(0);

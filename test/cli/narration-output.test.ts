@@ -6,8 +6,9 @@ import { AnthropicProvider } from '../../src/models/anthropic';
 import { ScriptedModel, toolUse } from '../../src/models/scripted';
 import { DONE_TOOL_NAME, EVENT_TOOL_OUTPUT_CHARS } from '../../src/shared';
 import { runCli } from '../support/cli-process';
-import { startSlowStream, withLiveProgress, type SlowStream } from '../support/slow-stream';
-import { connectTestEnv, tempWorkspace, testAddress, withWorker, type TestEnv } from '../support/temporal';
+import { withLiveProgress } from '../support/slow-stream';
+import { useSlowStreamSuite } from '../support/workflow-suite';
+import { testAddress, withWorker } from '../support/temporal';
 
 /**
  * What `run` and `follow` print of a step: under the text protocol the model's words, never its
@@ -58,20 +59,14 @@ describe('tool output lines', () => {
 });
 
 describe('the built CLI', () => {
-  let env: TestEnv;
-  let server: SlowStream;
-  let workspace: string;
+  const slow = useSlowStreamSuite('narration-cli');
   const tag = randomUUID().slice(0, 8);
 
   beforeAll(async () => {
-    env = await connectTestEnv();
-    server = await startSlowStream();
-    workspace = await tempWorkspace('narration-cli');
-    await fs.writeFile(path.join(workspace, 'notes.txt'), Array.from({ length: 12 }, (_, i) => `note ${i}`).join('\n'));
-  });
-  afterAll(async () => {
-    await server?.close();
-    await env?.close();
+    await fs.writeFile(
+      path.join(slow.workspace, 'notes.txt'),
+      Array.from({ length: 12 }, (_, i) => `note ${i}`).join('\n'),
+    );
   });
 
   const cli = (args: string[], taskQueue: string) =>
@@ -82,7 +77,7 @@ describe('the built CLI', () => {
     '--model',
     'claude-slow',
     '--workspace',
-    workspace,
+    slow.workspace,
     '--id',
     id,
     '--no-inline-worker',
@@ -91,7 +86,7 @@ describe('the built CLI', () => {
 
   test('text protocol: run and follow print the thought and the call, never the XML', async () => {
     const thought = 'Let me look at the notes before I answer.';
-    server.enqueue(
+    slow.server.enqueue(
       {
         text: `${thought}\n\`\`\`xml\n<tool_code>\n<name>read_file</name>\n<parameters>{"path": "notes.txt"}</parameters>\n</tool_code>\n\`\`\``,
         chunkChars: 4,
@@ -99,9 +94,9 @@ describe('the built CLI', () => {
       },
       { text: '<final_answer>The notes count to eleven.</final_answer>', chunkChars: 4, delayMs: 25 },
     );
-    const model = new AnthropicProvider({ apiKey: 'sk-test', baseURL: server.url });
+    const model = new AnthropicProvider({ apiKey: 'sk-test', baseURL: slow.server.url });
     const id = `narration-${tag}-xml`;
-    await withWorker(env, { model: withLiveProgress(model) }, async (taskQueue) => {
+    await withWorker(slow.env, { model: withLiveProgress(model) }, async (taskQueue) => {
       const run = await cli(runArgs(id, '--tool-protocol', 'xml'), taskQueue);
       const follow = await cli(['follow', id], taskQueue);
       for (const out of [run, follow]) {
@@ -123,7 +118,7 @@ describe('the built CLI', () => {
     const model = new ScriptedModel([
       toolUse([{ name: DONE_TOOL_NAME, input: { summary: 'Read the notes: they count to eleven.' } }]),
     ]);
-    await withWorker(env, { model }, async (taskQueue) => {
+    await withWorker(slow.env, { model }, async (taskQueue) => {
       const out = await cli(runArgs(`narration-${tag}-done`, '--require-done-tool'), taskQueue);
       expect(out.code).toBe(0);
       expect(out.stdout).toContain('  → done: Read the notes: they count to eleven.');

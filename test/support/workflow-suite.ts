@@ -1,6 +1,8 @@
 import { WORKFLOW_TYPE, type AgentRunInput } from '../../src/shared';
 import type { agentWorkflow } from '../../src/workflows';
+import { AnthropicProvider } from '../../src/models/anthropic';
 import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic';
+import { startSlowStream, type SlowStream } from './slow-stream';
 import { connectTestEnv, tempWorkspace, type TestEnv } from './temporal';
 
 /** A server a test starts fresh and closes after it (a fake model API). */
@@ -56,5 +58,25 @@ export function useFakeAnthropicSuite() {
   afterEach(async () => {
     await suite.fake?.close();
   });
+  return suite;
+}
+
+/**
+ * A test file whose model streams slowly: a connection to the test server, one local Anthropic
+ * Messages API that streams queued answers in small, timed deltas (test/support/slow-stream.ts),
+ * one workspace, and `provider()`, the real Anthropic provider pointed at that server.
+ */
+export function useSlowStreamSuite(label: string) {
+  const suite = {} as { env: TestEnv; server: SlowStream; workspace: string; provider(): AnthropicProvider };
+  beforeAll(async () => {
+    suite.env = await connectTestEnv();
+    suite.server = await startSlowStream();
+    suite.workspace = await tempWorkspace(label);
+  });
+  afterAll(async () => {
+    await suite.server?.close();
+    await suite.env?.close();
+  });
+  suite.provider = () => new AnthropicProvider({ apiKey: 'sk-test', baseURL: suite.server.url });
   return suite;
 }
