@@ -59,8 +59,9 @@ interface Running {
 
 /**
  * The subagents of one run (docs/subagents.md): `task` calls start child `agentWorkflow`s, their
- * spending joins this run's totals (reports while they run, their result when they end), the
- * budget stops the whole tree, and their pending approvals are decided through this run.
+ * spending joins this run's totals (their result when they end; reports while they run when the tree
+ * has a budget, and a cancelled one's last report), the budget stops the whole tree, and their
+ * pending approvals are decided through this run.
  */
 export class SubagentTree implements RemoteApprovals {
   /** `task` calls so far (carried across continue-as-new): child ids never repeat within a run. */
