@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
 import { baseActivityName } from '../../src/shared/activity-names';
-import { toolResults } from '../support/run-helpers';
+import { denyToolUpdate } from '../../src/shared';
+import { toolResults, waitForState } from '../support/run-helpers';
 import { withWorker } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
 import { RoutedModel } from './routed-model';
@@ -82,4 +83,25 @@ test("a PreToolUse hook's rewritten input is what the subagent gets, and PostToo
   expect(post.tool_input).toEqual({ prompt: 'child rewritten: count' });
   expect(JSON.stringify(post.tool_response)).toContain('there are 3');
   rmSync(seen, { force: true });
+});
+
+test("permissions.task 'ask' waits for an operator before a subagent starts; a denial starts none", async () => {
+  const parent = new ScriptedModel([
+    toolUse([{ id: 'p1', name: 'task', input: { prompt: 'child: delegate' } }]),
+    text('Fine, not delegated.'),
+  ]);
+  const child = new ScriptedModel([text('never')]);
+  await withWorker(suite.env, { model: new RoutedModel({ work: parent, child }) }, async (tq) => {
+    const handle = await start(tq, { tools: ['read_file', 'task'], permissions: { task: 'ask' } });
+    const waiting = await waitForState(handle, (s) => s.pendingApprovals.length === 1);
+    expect(waiting.pendingApprovals[0]).toMatchObject({ toolUseId: 'p1', name: 'task' });
+    expect(waiting.subagents ?? []).toEqual([]);
+    await handle.executeUpdate(denyToolUpdate, { args: [{ toolUseId: 'p1', reason: 'not now' }] });
+    expect((await handle.result()).exitReason).toBe('completed');
+    const [block] = toolResults(parent.requests[1]!.messages[2]);
+    expect(block!.is_error).toBe(true);
+    expect(block!.content).toContain('the operator denied this task call: not now');
+    await expect(suite.env.client.workflow.getHandle(`${handle.workflowId}.task-1`).describe()).rejects.toThrow();
+  });
+  expect(child.requests).toHaveLength(0);
 });
