@@ -133,8 +133,8 @@ async function main(): Promise<void> {
       results.meta.server = results.cluster.server;
     }
     const external = externalServer();
-    const needsServer = ['history', 'overhead', 'throughput', 'replay', 'stream', 'mcp', 'subagents', 'idle'].some(
-      (f) => args.only.has(f as Figure),
+    const needsServer = ['history', 'overhead', 'throughput', 'replay', 'stream', 'mcp', 'idle'].some((f) =>
+      args.only.has(f as Figure),
     );
     const ctx = needsServer ? await open(external ?? (await startBenchServer('embedded', workDir, log))) : undefined;
     if (ctx) results.meta.server = ctx.server;
@@ -170,8 +170,10 @@ async function main(): Promise<void> {
       process.stdout.write(`${formatMcpFigure(results.mcp).join('\n')}\n`);
     }
     // Subagents (issue 22): parallel task calls, and what each adds to its parent's history.
-    if (ctx && args.only.has('subagents')) {
-      results.subagents = await measureSubagents(ctx);
+    if (args.only.has('subagents')) {
+      // On a dev server of its own with metrics: the figure counts billable actions too.
+      const metrics = await startMetricsServer(workDir, log);
+      results.subagents = await measureSubagents(await open(metrics), metrics.metricsUrl);
       process.stdout.write(`${formatSubagentFigure(results.subagents).join('\n')}\n`);
     }
 

@@ -124,7 +124,7 @@ recordOnly('record: a run whose task calls start two subagents (one named) in pa
       expect((await handle.result()).exitReason).toBe('completed');
     });
     const label = process.env.DA_RECORD_LABEL ?? new Date().toISOString().slice(0, 10);
-    // The parent's history and its first child's (which reports to the parent by signal).
+    // The parent's history and its first child's (no budget: its spending comes back in its result).
     for (const [id, name] of [
       [workflowId, 'subagents-parent'],
       [`${workflowId}.task-1`, 'subagents-child'],

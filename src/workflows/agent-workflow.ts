@@ -85,7 +85,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
   });
   const events = new EventLog(resume, () => board.showDetails());
   const emit = events.emit.bind(events);
-  const tree = joinTree({
+  const { tree, settle } = joinTree({
     input,
     plan,
     model,
@@ -336,7 +336,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
     model,
     emit,
     ...(answers ? { outputOf: (text: string) => answers.outputFor(text) } : {}),
-    keepFinalMessages: () => keepFinalMessages(conversation),
+    keepFinalMessages: () => keepFinalMessages(conversation).then(settle),
   };
   let exit: LoopExit;
   try {

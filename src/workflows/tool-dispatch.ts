@@ -31,6 +31,7 @@ import type { Hooks } from './hooks';
 import type { RunState } from './run-state';
 import type { McpTools } from './mcp-tools';
 import { TASK_TOOL_NAME } from '../shared/subagents';
+import type { TaskGate } from './subagents/task-hooks';
 
 export interface DispatchSettings {
   workspace?: string;
@@ -46,7 +47,7 @@ export interface DispatchSettings {
   /** The run's MCP tools (native tool calls; docs/mcp.md). */
   mcp?: McpTools;
   /** The `task` tool, when the run offers it: runs a subagent (docs/subagents.md). */
-  task?: { run(toolUse: ToolUseBlock): Promise<ToolResultBlock> };
+  task?: { run(toolUse: ToolUseBlock, gate: TaskGate): Promise<ToolResultBlock> };
 }
 
 /** Longer tool names are refused as unknown (the API allows 64 characters; custom tools get some room). */
@@ -175,7 +176,9 @@ export class ToolDispatch {
     if (typeof toolUse.name !== 'string' || toolUse.name.length > MAX_TOOL_NAME_CHARS) {
       return this.refuse(toolUse, `Error: Tool '${cutChars(String(toolUse.name), 60)}' not found.`);
     }
-    if (toolUse.name === TASK_TOOL_NAME && s.task) return s.task.run(toolUse);
+    if (toolUse.name === TASK_TOOL_NAME && s.task) {
+      return s.task.run(toolUse, { hooks: s.hooks, approve: this.askApproval.bind(this) });
+    }
     if (toolUse.name === DONE_TOOL_NAME && !s.requireDone) {
       return this.refuse(
         toolUse,

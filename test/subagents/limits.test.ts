@@ -1,6 +1,9 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ScriptedModel, delayed, text, toolUse } from '../../src/models/scripted';
+import { ToolRegistry } from '../../src/tools';
+import { createGlobTool } from '../../src/tools/glob';
+import { createReadFileTool } from '../../src/tools/read-file';
 import { toolResults, waitForState } from '../support/run-helpers';
 import { withWorker } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
@@ -104,4 +107,21 @@ test("spending the tree's budget inside one subagent stops its running sibling a
   });
   expect(parent.requests).toHaveLength(1);
   expect(b.requests).toHaveLength(1);
+});
+
+test("a parent without a tool list gives its subagent the worker's tools, whatever the worker registers", async () => {
+  // A worker with a registry of its own: two tools, none of the other built-in ones.
+  const tools = new ToolRegistry([createReadFileTool(), createGlobTool()]);
+  const parent = new ScriptedModel([
+    toolUse([{ id: 't1', name: 'task', input: { prompt: 'child: look around' } }]),
+    text('Looked.'),
+  ]);
+  const child = new ScriptedModel([text('Nothing here.')]);
+  await withWorker(suite.env, { model: new RoutedModel({ work: parent, child }), deps: { tools } }, async (tq) => {
+    const result = await (await start(tq, { maxSubagentDepth: 1 })).result();
+    expect(result.exitReason).toBe('completed');
+  });
+  expect(names(parent.requests[0]!.tools)).toEqual(['glob', 'read_file', 'task']);
+  expect(names(child.requests[0]!.tools)).toEqual(['glob', 'read_file']);
+  expect(toolResults(parent.requests[1]!.messages[2])[0]!.content).toBe('Nothing here.');
 });

@@ -20,14 +20,22 @@ export function childInput(p: {
   remainingBudgetUsd?: number;
 }): AgentRunInput {
   const { parent, plan, definition } = p;
-  const tools = definition?.tools ? plan.tools.filter((t) => definition.tools!.includes(t)) : plan.tools;
+  // A parent without a tool list has the worker's default tools, and so has a child without one
+  // (naming them would name tools a worker with its own registry may lack); `task` is then offered by
+  // the depth limit alone. A definition's list is cut to the parent's tools (the built-in ones when
+  // the parent has no list).
+  const tools = definition?.tools
+    ? plan.tools.filter((t) => definition.tools!.includes(t))
+    : parent.tools
+      ? plan.tools
+      : undefined;
   const model = definition?.model && definition.model !== 'inherit' ? definition.model : p.model;
   return {
     prompt: p.call.prompt,
     model,
     ...(definition ? { systemPrompt: definition.prompt } : {}),
     ...(p.workspace ? { workspace: p.workspace } : parent.workspace ? { workspace: parent.workspace } : {}),
-    tools,
+    ...(tools ? { tools } : {}),
     ...(parent.maxIterations !== undefined ? { maxIterations: parent.maxIterations } : {}),
     ...(parent.maxTokens !== undefined ? { maxTokens: parent.maxTokens } : {}),
     ...(p.remainingBudgetUsd !== undefined ? { maxBudgetUsd: p.remainingBudgetUsd } : {}),
@@ -61,7 +69,7 @@ export function childDetails(p: {
   return [
     `**subagent** of ${p.parentWorkflowId} · depth ${p.depth}`,
     `agent: ${p.agent ?? 'general-purpose'}`,
-    `tools: ${p.tools?.length ? p.tools.join(', ') : '(none)'}`,
+    `tools: ${p.tools ? (p.tools.length ? p.tools.join(', ') : '(none)') : "its parent's (the worker's default tools)"}`,
     ...(p.maxBudgetUsd !== undefined ? [`budget left: ${p.maxBudgetUsd.toFixed(4)} USD`] : []),
     `task: ${p.prompt.slice(0, 500)}`,
   ].join('\n');

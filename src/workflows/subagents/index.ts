@@ -12,6 +12,13 @@ import { SubagentTree } from './tree';
 export { subagentPlan, type SubagentPlan } from './plan';
 export { SubagentTree } from './tree';
 
+/** A run's part in a tree: its subagents, and what it does before it closes (a subagent's last report). */
+export interface TreeRole {
+  tree: SubagentTree | undefined;
+  /** Called at the run's end, before it closes; nothing for runs that are not subagents. */
+  settle(): Promise<void>;
+}
+
 /**
  * The run's part in a tree of agents (docs/subagents.md): its subagents when it offers `task`, and
  * its reports to its parent when it is a subagent itself. Runs that are neither get nothing.
@@ -26,7 +33,7 @@ export function joinTree(p: {
   emit(event: RunEventInput): void;
   statusChanged(): void;
   workspace(): string | undefined;
-}): SubagentTree | undefined {
+}): TreeRole {
   const info = workflowInfo();
   const tree = p.plan.offersTask
     ? new SubagentTree(
@@ -45,16 +52,19 @@ export function joinTree(p: {
       )
     : undefined;
   if (tree) p.approvals.linkRemote(tree);
+  let settle = (): Promise<void> => Promise.resolve();
   if (p.input.subagent && info.parent) {
-    reportToParent({
+    settle = reportToParent({
       parentWorkflowId: info.parent.workflowId,
       workflowId: info.workflowId,
       ...(p.input.subagent.agent !== undefined ? { agent: p.input.subagent.agent } : {}),
+      // Every run below a budgeted one has a budget (what the tree had left when it started).
+      live: p.input.maxBudgetUsd !== undefined,
       state: p.state,
       approvals: p.approvals,
     });
   }
-  return tree;
+  return { tree, settle };
 }
 
 /** At each execution's start: the agents the run may name (input's and the worker's), offered to the model. */

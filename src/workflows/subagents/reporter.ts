@@ -10,17 +10,27 @@ import type { Approvals } from '../approvals';
 import type { RunState } from '../run-state';
 
 /**
- * A subagent's side of its tree: it tells its parent (by signal) what its tree has spent and which
- * approvals wait in it, once per change, so the parent's totals, budget and `pendingApprovals` stay
- * current; and it takes decisions its parent passes down (`approveTool`/`denyTool` on the parent).
+ * A subagent's side of its tree: it tells its parent (by signal) which approvals wait in it, once per
+ * change, so the parent's `pendingApprovals` stay current; it takes decisions its parent passes down
+ * (`approveTool`/`denyTool` on the parent); and it says what its tree has spent:
+ *
+ * - live, once per change, only when the tree has a budget (`maxBudgetUsd`, which every run below a
+ *   budgeted one has): the parent needs it to stop the tree in time;
+ * - otherwise its result carries its spending, and the parent's history gets nothing per model call
+ *   (a subagent adds the same few events to its parent however long it runs). A subagent that ends
+ *   cancelled has no result its parent can read, so it sends one last report first (`settle`).
+ *
+ * Reports are cumulative: a repeated or late one adds nothing.
  */
 export function reportToParent(p: {
   parentWorkflowId: string;
   workflowId: string;
   agent?: string;
+  /** The tree has a budget: spending is reported as it happens. */
+  live: boolean;
   state: RunState;
   approvals: Approvals;
-}): void {
+}): () => Promise<void> {
   const { state, approvals } = p;
   setHandler(subagentDecisionSignal, (raw: unknown) => {
     const d = raw as { toolUseId?: unknown; approved?: unknown; reason?: unknown } | null;
@@ -41,25 +51,41 @@ export function reportToParent(p: {
       .map((a) =>
         a.subagent ? a : { ...a, subagent: { workflowId: p.workflowId, ...(p.agent ? { agent: p.agent } : {}) } },
       );
-  const report = (): SubagentReport => ({
-    workflowId: p.workflowId,
-    usage: state.usage,
-    costUsd: state.costUsd,
-    pendingApprovals: pending(),
-  });
-  const fingerprint = () => JSON.stringify([state.usage, state.costUsd, approvals.list().map((a) => a.toolUseId)]);
+  const spent = () => JSON.stringify([state.usage, state.costUsd]);
+  const waiting = () => JSON.stringify(approvals.list().map((a) => a.toolUseId));
+  const fingerprint = () => (p.live ? `${spent()}${waiting()}` : waiting());
   const parent = getExternalWorkflowHandle(p.parentWorkflowId);
   let sent = fingerprint();
+  let parentGone = false;
+  const send = async (): Promise<void> => {
+    const report: SubagentReport = {
+      workflowId: p.workflowId,
+      usage: state.usage,
+      costUsd: state.costUsd,
+      pendingApprovals: pending(),
+    };
+    try {
+      await parent.signal(subagentReportSignal, report);
+    } catch {
+      parentGone = true; // the parent has ended: nobody to tell
+    }
+  };
   // Not cancellable: a cancelled subagent still reports what its last calls spent.
   void CancellationScope.nonCancellable(async () => {
-    for (;;) {
+    while (!parentGone) {
       await condition(() => fingerprint() !== sent);
       sent = fingerprint();
-      try {
-        await parent.signal(subagentReportSignal, report());
-      } catch {
-        return; // the parent has ended: nobody to tell
-      }
+      await send();
     }
   }).catch(() => undefined);
+
+  /**
+   * At the run's end, before it closes: a cancelled subagent reports what its tree spent (in all its
+   * executions), and waits until the parent has the signal (one sent with the run's last commands
+   * could be lost). A run that ends any other way returns its spending in its result.
+   */
+  return async () => {
+    if (state.finalStatus !== 'cancelled' || parentGone) return;
+    await CancellationScope.nonCancellable(send);
+  };
 }

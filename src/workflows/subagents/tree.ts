@@ -27,6 +27,7 @@ import { childDetails, childInput, childSummary } from './child-input';
 import type { SubagentPlan } from './plan';
 import { NO_SPEND, addTreeSpend, approvalsOf, spendOf, type Spend } from './spend';
 import { answerBlock, resultOf } from './outcome';
+import { admitTask, afterTask, type TaskGate } from './task-hooks';
 import { parseTaskCall, taskToolSpec } from './task-tool';
 
 export interface TreeContext {
@@ -59,8 +60,9 @@ interface Running {
 
 /**
  * The subagents of one run (docs/subagents.md): `task` calls start child `agentWorkflow`s, their
- * spending joins this run's totals (reports while they run, their result when they end), the
- * budget stops the whole tree, and their pending approvals are decided through this run.
+ * spending joins this run's totals (their result when they end; reports while they run when the tree
+ * has a budget, and a cancelled one's last report), the budget stops the whole tree, and their
+ * pending approvals are decided through this run.
  */
 export class SubagentTree implements RemoteApprovals {
   /** `task` calls so far (carried across continue-as-new): child ids never repeat within a run. */
@@ -118,11 +120,13 @@ export class SubagentTree implements RemoteApprovals {
   }
 
   /** Runs one `task` call to its end; every outcome but this run's own stop is a tool result. */
-  async run(toolUse: ToolUseBlock): Promise<ToolResultBlock> {
+  async run(toolUse: ToolUseBlock, gate: TaskGate = {}): Promise<ToolResultBlock> {
     const { c } = this;
-    const call = parseTaskCall(toolUse.input);
-    if (typeof call === 'string') return this.refuse(toolUse, call);
     if (c.denied) return this.refuse(toolUse, "Error: the operator's policy does not allow tool 'task' in this run.");
+    const admitted = await admitTask(toolUse, gate, c.input.permissions?.task);
+    if ('refused' in admitted) return this.refuse(toolUse, admitted.refused);
+    const call = parseTaskCall(admitted.call.input);
+    if (typeof call === 'string') return this.refuse(toolUse, call);
     const definition = call.agent !== undefined ? this.definitions.find((d) => d.name === call.agent) : undefined;
     if (call.agent !== undefined && !definition) {
       const names = this.definitions.map((d) => d.name);
@@ -158,7 +162,7 @@ export class SubagentTree implements RemoteApprovals {
     };
     this.running.set(workflowId, running);
     c.state.activeTools.set(toolUse.id, toolUse.name);
-    c.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: toolUse.input });
+    c.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: admitted.call.input });
     c.emit({
       kind: 'subagent_started',
       toolUseId: toolUse.id,
@@ -212,9 +216,13 @@ export class SubagentTree implements RemoteApprovals {
     c.statusChanged();
     // This run is stopping (interrupt, cancel): the child has ended too; the stop goes on up.
     if (outcome.error !== undefined && CancellationScope.current().consideredCancelled) throw outcome.error;
-    const block = outcome.result
-      ? answerBlock(toolUse.id, workflowId, outcome.result)
-      : toolResultBlock(toolUse.id, this.failureText(workflowId, running, outcome.error, final), true);
+    const block = await afterTask(
+      gate,
+      admitted,
+      outcome.result
+        ? answerBlock(toolUse.id, workflowId, outcome.result)
+        : toolResultBlock(toolUse.id, this.failureText(workflowId, running, outcome.error, final), true),
+    );
     c.emit({
       kind: 'tool_call_finished',
       toolUseId: toolUse.id,
