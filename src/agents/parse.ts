@@ -1,4 +1,4 @@
-import { parseDocument } from 'yaml';
+import { oneLine, splitFrontmatter } from '../context/frontmatter';
 import type { AgentDefinition, AgentDefinitionSource } from '../shared/subagents';
 import {
   MAX_AGENT_DESCRIPTION_CHARS,
@@ -22,12 +22,6 @@ const AGENT_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const TOOL_NAME = new RegExp(`^[A-Za-z0-9_.:-]{1,${MAX_AGENT_TOOL_NAME_CHARS}}$`);
 /** Model ids as the CLI's `--model` takes them (`claude-…`, `openai:<model>`, `offline-demo`). */
 const MODEL_ID = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_.:/@-]{0,${MAX_AGENT_MODEL_CHARS - 1}}$`);
-
-/** Whitespace runs and control characters as one space: a description is one line in the tool's text. */
-function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\s\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
-}
 
 /** `tools: a, b` or `tools: [a, b]`; undefined when absent (the parent's tools). */
 function parseTools(value: unknown): { ok: true; tools?: string[] } | { ok: false; problem: string } {
@@ -60,30 +54,6 @@ function parseModel(value: unknown): { ok: true; model?: string } | { ok: false;
     };
   }
   return { ok: true, model: value };
-}
-
-/** The frontmatter between a first line `---` and the next `---` (or `...`), as a mapping, and the body after it. */
-function splitFrontmatter(
-  text: string,
-): { ok: true; data: Record<string, unknown>; body: string } | { ok: false; problem: string } {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-  if (lines[0]?.trimEnd() !== '---') return { ok: false, problem: 'it does not start with YAML frontmatter (---)' };
-  const end = lines.findIndex((line, i) => i > 0 && (line.trimEnd() === '---' || line.trimEnd() === '...'));
-  if (end === -1) return { ok: false, problem: 'its frontmatter does not end with ---' };
-  const doc = parseDocument(lines.slice(1, end).join('\n'), { uniqueKeys: true });
-  const [error] = doc.errors;
-  if (error) return { ok: false, problem: `its frontmatter is not valid YAML (${error.message.split('\n')[0]})` };
-  let data: unknown;
-  try {
-    // Aliases bounded: a "billion laughs" frontmatter is refused, not expanded.
-    data = doc.toJS({ maxAliasCount: 50 });
-  } catch (e) {
-    return { ok: false, problem: `its frontmatter cannot be read (${e instanceof Error ? e.message : String(e)})` };
-  }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    return { ok: false, problem: 'its frontmatter is not a mapping of fields' };
-  }
-  return { ok: true, data: data as Record<string, unknown>, body: lines.slice(end + 1).join('\n') };
 }
 
 /** An agent file's text → its definition, or the rule it breaks. */

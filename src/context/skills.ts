@@ -1,4 +1,3 @@
-import { parseDocument } from 'yaml';
 import type { ContextSkill } from '../shared/context-io';
 import {
   MAX_SKILL_DESCRIPTION_CHARS,
@@ -7,6 +6,7 @@ import {
   MAX_SKILL_NAME_CHARS,
   MAX_SKILLS,
 } from './limits';
+import { oneLine, splitFrontmatter } from './frontmatter';
 import { listFolders, readCapped } from './workspace-files';
 
 /**
@@ -25,25 +25,9 @@ export type Frontmatter = { ok: true; name: string; description: string } | { ok
 
 /** The frontmatter between a first line `---` and the next `---` (or `...`), parsed and checked. */
 export function parseSkillFrontmatter(text: string): Frontmatter {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-  if (lines[0]?.trimEnd() !== '---') return { ok: false, problem: 'it does not start with YAML frontmatter (---)' };
-  const end = lines.findIndex((line, i) => i > 0 && (line.trimEnd() === '---' || line.trimEnd() === '...'));
-  if (end === -1) {
-    return { ok: false, problem: `its frontmatter does not end with --- within ${MAX_SKILL_HEADER_BYTES} bytes` };
-  }
-  const doc = parseDocument(lines.slice(1, end).join('\n'), { uniqueKeys: true });
-  const [error] = doc.errors;
-  if (error) return { ok: false, problem: `its frontmatter is not valid YAML (${error.message.split('\n')[0]})` };
-  let data: unknown;
-  try {
-    data = doc.toJS({ maxAliasCount: 50 });
-  } catch (e) {
-    return { ok: false, problem: `its frontmatter cannot be read (${e instanceof Error ? e.message : String(e)})` };
-  }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    return { ok: false, problem: 'its frontmatter is not a mapping of fields' };
-  }
-  const { name, description } = data as Record<string, unknown>;
+  const split = splitFrontmatter(text, { unterminated: `within ${MAX_SKILL_HEADER_BYTES} bytes` });
+  if (!split.ok) return split;
+  const { name, description } = split.data;
   if (typeof name !== 'string' || name.length === 0) return { ok: false, problem: 'its frontmatter has no name' };
   if (name.length > MAX_SKILL_NAME_CHARS || !SKILL_NAME.test(name)) {
     return {
@@ -56,13 +40,12 @@ export function parseSkillFrontmatter(text: string): Frontmatter {
   if (typeof description !== 'string' || description.trim() === '') {
     return { ok: false, problem: 'its frontmatter has no description' };
   }
-  // Folded YAML and stray control characters become plain spaces: one skill, one line in the prompt.
-  // eslint-disable-next-line no-control-regex
-  const oneLine = description.replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim();
-  if (oneLine.length > MAX_SKILL_DESCRIPTION_CHARS) {
+  // One skill, one line in the prompt.
+  const line = oneLine(description);
+  if (line.length > MAX_SKILL_DESCRIPTION_CHARS) {
     return { ok: false, problem: `its description is longer than ${MAX_SKILL_DESCRIPTION_CHARS} characters` };
   }
-  return { ok: true, name, description: oneLine };
+  return { ok: true, name, description: line };
 }
 
 /**
