@@ -13,11 +13,11 @@ import {
 } from '../shared';
 import { describeUndecodable, isUndecodable, ACCEPTED_ENCODING_HINT } from '../shared/undecodable';
 import type { SubagentSummary } from '../shared/subagents';
-import type { Approvals } from './approvals';
-import { describe } from './validation';
-import type { EventLog } from './events';
-import type { Inbox } from './inbox';
-import type { RunState } from './run-state';
+import type { Approvals } from './run/approvals';
+import { describe } from './run/validation';
+import type { EventLog } from './run/events';
+import type { Inbox } from './run/inbox';
+import type { RunState } from './run/run-state';
 
 const MAX_INTERRUPT_REASON_CHARS = 1_000;
 

@@ -14,9 +14,9 @@ import {
   cutBytes,
   type AgentRunResult,
   type RunEventInput,
-} from '../shared';
-import type { RunState } from './run-state';
-import type { StatusBoard } from './status';
+} from '../../shared';
+import type { RunState } from '../run/run-state';
+import type { StatusBoard } from '../run/status';
 import type { LoopExit } from './turn';
 
 interface EndingContext {

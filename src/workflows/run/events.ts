@@ -15,7 +15,7 @@ import {
   type EventsPage,
   type RunEvent,
   type RunEventInput,
-} from '../shared';
+} from '../../shared';
 
 /** Events per `events` query page at most (pages are bounded in bytes too). */
 export const EVENTS_PER_PAGE = 200;

@@ -4,9 +4,9 @@ import {
   unrunnableInput,
   type RunEventInput,
   type ToolUseBlock,
-} from '../shared';
-import { formatObservation, parseToolReply, type ParsedToolReply } from '../shared/text-protocol';
-import type { ToolDispatch, TurnResults } from './tool-dispatch';
+} from '../../shared';
+import { formatObservation, parseToolReply, type ParsedToolReply } from '../../shared/text-protocol';
+import type { ToolDispatch, TurnResults } from './tool-turn';
 
 /**
  * Runs a turn's tool calls, except those whose input cannot be run (too deep to walk, or refused

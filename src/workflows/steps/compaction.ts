@@ -8,10 +8,10 @@ import {
   type RunEventInput,
   type TextBlock,
   type ToolResultBlock,
-} from '../shared';
-import type { Conversation } from './conversation';
-import { failureMessage, stopping, type ModelCalls } from './model-calls';
-import type { RunState } from './run-state';
+} from '../../shared';
+import type { Conversation } from '../run/conversation';
+import { failureMessage, stopping, type ModelCalls } from '../calls/model-calls';
+import type { RunState } from '../run/run-state';
 
 /** The instruction of the compaction call (sent with the conversation, never kept in it). */
 export const COMPACTION_INSTRUCTION =

@@ -5,13 +5,13 @@ import {
   type CallModelOutput,
   type ModelResponse,
   type RunEventInput,
-} from '../shared';
-import { replyProse } from '../shared/text-protocol';
-import type { Conversation } from './conversation';
-import { failureMessage, failureType, stopping, type ModelCalls } from './model-calls';
-import type { RunState } from './run-state';
-import type { StatusBoard } from './status';
-import type { ToolDispatch } from './tool-dispatch';
+} from '../../shared';
+import { replyProse } from '../../shared/text-protocol';
+import type { Conversation } from '../run/conversation';
+import { failureMessage, failureType, stopping, type ModelCalls } from '../calls/model-calls';
+import type { RunState } from '../run/run-state';
+import type { StatusBoard } from '../run/status';
+import type { ToolDispatch } from './tool-turn';
 import { LoopExit } from './turn';
 
 export interface StepContext {

@@ -1,13 +1,13 @@
 import { ActivityCancellationType, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { cutChars, type RunEventInput, type ToolUseBlock } from '../shared';
+import type { Activities } from '../../activities';
+import { cutChars, type RunEventInput, type ToolUseBlock } from '../../shared';
 import {
   HOOK_ACTIVITY_TIMEOUT_MS,
   HOOK_HEARTBEAT_TIMEOUT_MS,
   type HookEventName,
   type HookOutcome,
   type RunHookInput,
-} from '../shared/hooks-io';
+} from '../../shared/hooks-io';
 import { failureMessage, stopping } from './model-calls';
 import { agentActivities } from './activity-proxy';
 

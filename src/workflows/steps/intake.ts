@@ -1,7 +1,7 @@
-import { cutChars, type RunEventInput } from '../shared';
-import type { Conversation } from './conversation';
-import type { Hooks } from './hooks';
-import { Inbox } from './inbox';
+import { cutChars, type RunEventInput } from '../../shared';
+import type { Conversation } from '../run/conversation';
+import type { Hooks } from '../calls/hooks';
+import { Inbox } from '../run/inbox';
 
 /**
  * What users say reaches the model through here: the prompt at run start and the messages sent

@@ -13,9 +13,9 @@ import {
   parseRunInput,
   type AgentRunInput,
   type Permission,
-} from '../shared';
-import { mcpServerKey } from '../shared/mcp';
-import { describeUndecodable, isUndecodable } from '../shared/undecodable';
+} from '../../shared';
+import { mcpServerKey } from '../../shared/mcp';
+import { describeUndecodable, isUndecodable } from '../../shared/undecodable';
 
 export type ParsedInput = Extract<ReturnType<typeof parseRunInput>, { ok: true }>['input'];
 

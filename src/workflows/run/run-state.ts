@@ -11,7 +11,7 @@ import {
   type RunStatus,
   type StopReason,
   type Usage,
-} from '../shared';
+} from '../../shared';
 
 /**
  * The counters and flags of one run, carried across continue-as-new. Plain data with the few

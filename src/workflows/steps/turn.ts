@@ -6,15 +6,15 @@ import {
   type ExitReason,
   type ModelResponse,
   type RunEventInput,
-} from '../shared';
-import type { Conversation } from './conversation';
-import type { AnswerCheck } from './answer-check';
-import type { Hooks } from './hooks';
-import type { Inbox } from './inbox';
-import type { RunState } from './run-state';
-import type { ToolDispatch } from './tool-dispatch';
-import { replyProse } from '../shared/text-protocol';
-import { handOverSuggested } from './continuation';
+} from '../../shared';
+import type { Conversation } from '../run/conversation';
+import type { AnswerCheck } from '../calls/answer-check';
+import type { Hooks } from '../calls/hooks';
+import type { Inbox } from '../run/inbox';
+import type { RunState } from '../run/run-state';
+import type { ToolDispatch } from './tool-turn';
+import { replyProse } from '../../shared/text-protocol';
+import { handOverSuggested } from './hand-over';
 import { observationOf, parseBoundedReply, runBoundedTurn } from './bounded-turn';
 import {
   CONTINUE_AFTER_MAX_TOKENS,

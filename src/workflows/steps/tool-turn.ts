@@ -5,7 +5,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { Activities } from '../../activities';
 import {
   DONE_TOOL_NAME,
   LOCAL_TOOL_START_TO_CLOSE_TIMEOUT,
@@ -21,16 +21,16 @@ import {
   type RunEventInput,
   type ToolResultBlock,
   type ToolUseBlock,
-} from '../shared';
-import { toolActivityOptions, type RunTimeouts } from '../shared/run-timeouts';
-import type { Approvals } from './approvals';
-import { agentActivities } from './activity-proxy';
-import type { Conversation } from './conversation';
-import { failureMessage, stopping, type ModelCalls } from './model-calls';
-import type { Hooks } from './hooks';
-import type { RunState } from './run-state';
-import type { McpTools } from './mcp-tools';
-import { TASK_TOOL_NAME } from '../shared/subagents';
+} from '../../shared';
+import { toolActivityOptions, type RunTimeouts } from '../../shared/run-timeouts';
+import type { Approvals } from '../run/approvals';
+import { agentActivities } from '../calls/activity-proxy';
+import type { Conversation } from '../run/conversation';
+import { failureMessage, stopping, type ModelCalls } from '../calls/model-calls';
+import type { Hooks } from '../calls/hooks';
+import type { RunState } from '../run/run-state';
+import type { McpTools } from '../calls/mcp-tools';
+import { TASK_TOOL_NAME } from '../../shared/subagents';
 
 export interface DispatchSettings {
   workspace?: string;

@@ -9,7 +9,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import type { Activities } from '../activities';
+import type { Activities } from '../../activities';
 import {
   CACHE_MISS_ERROR_TYPE,
   ErrorTypes,
@@ -24,8 +24,8 @@ import {
   type ToolSpec,
   type RunToolChoice,
   type ToolChoice,
-} from '../shared';
-import type { Conversation } from './conversation';
+} from '../../shared';
+import type { Conversation } from '../run/conversation';
 
 type Options = ActivityOptions | Record<string, never>;
 

@@ -5,11 +5,11 @@ import {
   cutBytes,
   type AgentRunInput,
   type RunContinuation,
-} from '../shared';
-import type { Conversation } from './conversation';
-import type { EventLog } from './events';
-import type { Inbox } from './inbox';
-import type { RunState } from './run-state';
+} from '../../shared';
+import type { Conversation } from '../run/conversation';
+import type { EventLog } from '../run/events';
+import type { Inbox } from '../run/inbox';
+import type { RunState } from '../run/run-state';
 
 /**
  * Temporal suggests a hand-over: the history grew large, or a newer Worker Deployment Version became

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, proxyLocalActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { DONE_TOOL_NAME, ErrorTypes, cutChars, utf8Length, type RunContinuation, type RunEventInput } from '../shared';
-import type { ParsedInput } from './settings';
+import type { Activities } from '../../activities';
+import { DONE_TOOL_NAME, ErrorTypes, cutChars, utf8Length, type RunContinuation, type RunEventInput } from '../../shared';
+import type { ParsedInput } from '../run/settings';
 import type { McpTools } from './mcp-tools';
 import { agentActivities } from './activity-proxy';
 

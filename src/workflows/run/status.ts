@@ -10,7 +10,7 @@ import {
   statusSearchAttribute,
   type PendingApproval,
   type RunStatus,
-} from '../shared';
+} from '../../shared';
 import type { RunState } from './run-state';
 
 /** The status value an execution is left with when it continues as new (the next execution says `running`). */
