@@ -10,8 +10,8 @@ import {
   type RunEventInput,
 } from '../../shared';
 import type { Conversation } from '../run/conversation';
-import { failureMessage, failureType, stopping } from './model-calls';
-import { LoopExit } from '../steps/turn';
+import { failureMessage, failureType, stopping } from './failures';
+import { LoopExit } from '../run/loop-exit';
 
 /** What the loop does with a final answer of a run with `outputSchema`. */
 export type AnswerVerdict =

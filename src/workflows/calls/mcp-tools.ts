@@ -1,6 +1,6 @@
 import { proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { failureMessage, stopping } from './model-calls';
+import { failureMessage, stopping } from './failures';
 import { hashString, type RunEventInput, type ToolSpec } from '../../shared';
 import { agentActivities } from './activity-proxy';
 import {

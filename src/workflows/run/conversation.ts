@@ -1,4 +1,11 @@
-import type { ContentBlock, ConversationDelta, ConversationSnapshot, Message, WireBlock, WireMessage } from '../../shared';
+import type {
+  ContentBlock,
+  ConversationDelta,
+  ConversationSnapshot,
+  Message,
+  WireBlock,
+  WireMessage,
+} from '../../shared';
 import { ROOT_HASH, chainHash, hashString, utf8Length } from '../../shared';
 
 /**

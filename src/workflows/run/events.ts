@@ -34,7 +34,7 @@ export class EventLog {
 
   constructor(
     carried: { events: RunEvent[]; eventSeq: number } | undefined,
-    private readonly onChange: () => void,
+    private readonly onChange: () => void = () => {},
   ) {
     this.events = carried?.events.map(bounded) ?? [];
     this.sizes = this.events.map(jsonBytes);

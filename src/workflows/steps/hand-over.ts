@@ -1,15 +1,8 @@
-import { workflowInfo } from '@temporalio/workflow';
-import {
-  CARRIED_LAST_TEXT_BYTES,
-  CARRIED_TEXT_PREFIX_BYTES,
-  cutBytes,
-  type AgentRunInput,
-  type RunContinuation,
-} from '../../shared';
-import type { Conversation } from '../run/conversation';
-import type { EventLog } from '../run/events';
-import type { Inbox } from '../run/inbox';
-import type { RunState } from '../run/run-state';
+import { allHandlersFinished, condition, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
+import type { AgentRunInput } from '../../shared';
+import type { agentWorkflow } from '../agent-workflow';
+import type { Run } from '../run/run';
+import { CONTINUED_STATUS } from '../run/status';
 
 /**
  * Temporal suggests a hand-over: the history grew large, or a newer Worker Deployment Version became
@@ -31,40 +24,26 @@ export function shouldContinueAsNew(limits: AgentRunInput['continueAsNewAfter'])
 }
 
 /**
- * What the next execution needs to go on. Every part is bounded (the conversation by its hard cap,
- * events by count and bytes, pending messages by their limit), so the continue-as-new input stays
- * under Temporal's payload limit: see the sum in constants.ts.
+ * Hands the run to a fresh execution, so history stays small (docs/architecture.md#history-stays-linear).
+ * The next execution gets the same input and the run's snapshot (`Run.snapshot`). `waiting`: a
+ * session hands over while it waits for input, until that deadline.
  */
-export function carriedState(parts: {
-  conversation: Conversation;
-  state: RunState;
-  events: EventLog;
-  inbox: Inbox;
-  workerQueue: string | undefined;
-  /** Set when a session hands over while it waits for input. */
-  waiting?: { idleDeadline: number };
-  /** What run start prepared: assembled once per run, carried along. */
-  carriedContext?: Pick<RunContinuation, 'context' | 'hookEvents' | 'stopBlocks'>;
-}): RunContinuation {
-  const { state } = parts;
-  return {
-    conversation: parts.conversation.snapshot(),
-    iteration: state.iteration,
-    usage: state.usage,
-    costUsd: state.costUsd,
-    ...(state.lastStopReason !== undefined ? { lastStopReason: state.lastStopReason } : {}),
-    lastAssistantText: cutBytes(state.lastAssistantText, CARRIED_LAST_TEXT_BYTES),
-    ...parts.events.carried(),
-    continuations: state.continuations,
-    compactions: state.compactions,
-    ...(state.lastCompactionIteration !== undefined ? { lastCompactionIteration: state.lastCompactionIteration } : {}),
-    needsCompaction: state.needsCompaction,
-    pendingMessages: parts.inbox.list(),
-    awaitingInput: parts.waiting !== undefined,
-    ...(parts.waiting ? { idleDeadline: parts.waiting.idleDeadline } : {}),
-    ...(parts.workerQueue ? { workerQueue: parts.workerQueue } : {}),
-    ...(parts.carriedContext ?? {}),
-    ...(parts.carriedContext ? { turnIterations: state.turnIterations } : {}),
-    ...(state.textPrefix ? { textPrefix: cutBytes(state.textPrefix, CARRIED_TEXT_PREFIX_BYTES) } : {}),
-  };
+export async function handOver(run: Run, waiting?: { idleDeadline: number }): Promise<never> {
+  const { state, board } = run;
+  state.continuations += 1;
+  run.emit({
+    kind: 'notice',
+    message: `continuing as new (execution ${state.continuations + 1}) to keep history small`,
+  });
+  await condition(allHandlersFinished);
+  const carried = run.snapshot(waiting);
+  // This execution stops here: its attributes say `continued`; the next one starts `running`.
+  board.index(CONTINUED_STATUS);
+  const next = makeContinueAsNewFunc<typeof agentWorkflow>({
+    typedSearchAttributes: board.continuationAttributes(waiting ? 'awaiting_input' : 'running'),
+    // Every hand-over is an upgrade point: the next execution starts on the deployment's current
+    // version (pinned there in turn), reading only the carried input (docs/upgrading.md).
+    initialVersioningBehavior: 'AUTO_UPGRADE',
+  });
+  return next({ ...run.rawInput, resume: carried });
 }

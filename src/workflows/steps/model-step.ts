@@ -1,44 +1,20 @@
-import {
-  SUMMARY_FALLBACK_TEXT,
-  SUMMARY_INSTRUCTION,
-  textOf,
-  type CallModelOutput,
-  type ModelResponse,
-  type RunEventInput,
-} from '../../shared';
+import { SUMMARY_FALLBACK_TEXT, SUMMARY_INSTRUCTION, textOf, type CallModelOutput } from '../../shared';
 import { replyProse } from '../../shared/text-protocol';
-import type { Conversation } from '../run/conversation';
-import { failureMessage, failureType, stopping, type ModelCalls } from '../calls/model-calls';
-import type { RunState } from '../run/run-state';
-import type { StatusBoard } from '../run/status';
-import type { ToolDispatch } from './tool-turn';
-import { LoopExit } from './turn';
-
-export interface StepContext {
-  state: RunState;
-  conversation: Conversation;
-  modelCalls: ModelCalls;
-  tools: ToolDispatch;
-  board: StatusBoard;
-  emit(event: RunEventInput): void;
-  /** Usage and cost of a call; an iteration's call (`judge`) also decides whether compaction is due. */
-  account(response: ModelResponse, judge?: boolean): number | null;
-  /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
-  sandbox: { warning?: string };
-  /** Under the text protocol a reply's event text is its prose: its `<tool_code>` block is a tool call. */
-  textProtocol?: boolean;
-}
+import { failureMessage, failureType, stopping } from '../calls/failures';
+import { LoopExit } from '../run/loop-exit';
+import type { Run } from '../run/run';
 
 /**
  * One iteration's model call: the answer is accounted, appended exactly as returned (thinking
  * blocks included, unmodified, in order) and reported; a call that finally fails ends the run.
  */
-export async function modelStep(c: StepContext): Promise<CallModelOutput | LoopExit> {
-  const { state, conversation, emit } = c;
+export async function modelStep(run: Run): Promise<CallModelOutput | LoopExit> {
+  const { state, emit } = run;
+  const { conversation } = state;
   emit({ kind: 'model_call_started', iteration: state.iteration + 1 });
   let response: CallModelOutput;
   try {
-    response = await c.modelCalls.call(state.iteration + 1);
+    response = await run.modelCalls.call(state.iteration + 1);
   } catch (err) {
     // Stopped by an interrupt or a cancel: however the activity reported its end, that is not a model failure.
     if (stopping(err)) throw err;
@@ -47,13 +23,13 @@ export async function modelStep(c: StepContext): Promise<CallModelOutput | LoopE
   }
   state.iteration += 1;
   state.turnIterations += 1;
-  c.tools.reportedLocalTools = new Set(response.localTools ?? []);
-  if (response.sandboxWarning && response.sandboxWarning !== c.sandbox.warning) {
-    c.sandbox.warning = response.sandboxWarning;
-    emit({ kind: 'notice', message: `bash: ${c.sandbox.warning}` });
+  run.toolCalls.reportedLocalTools = new Set(response.localTools ?? []);
+  if (response.sandboxWarning && response.sandboxWarning !== run.sandboxWarning) {
+    run.sandboxWarning = response.sandboxWarning;
+    emit({ kind: 'notice', message: `bash: ${run.sandboxWarning}` });
   }
   state.lastStopReason = response.stopReason;
-  const callCost = c.account(response, true);
+  const callCost = run.account(response, true);
   conversation.append({ role: 'assistant', content: response.content });
   conversation.markSynced();
   const text = textOf(response.content);
@@ -64,21 +40,22 @@ export async function modelStep(c: StepContext): Promise<CallModelOutput | LoopE
     stopReason: response.stopReason,
     usage: response.usage,
     costUsd: callCost,
-    text: c.textProtocol ? replyProse(text) : text,
+    // Under the text protocol a reply's event text is its prose: its `<tool_code>` block is a tool call.
+    text: run.settings.textTools ? replyProse(text) : text,
   });
-  c.board.index();
+  run.board.index();
   return response;
 }
 
 /** The closing summary at an iteration limit; a fixed text when it fails. */
-export async function closingSummary(c: Pick<StepContext, 'modelCalls' | 'account' | 'emit'>): Promise<string> {
+export async function closingSummary(run: Run): Promise<string> {
   try {
-    const { text, response } = await c.modelCalls.summary(SUMMARY_INSTRUCTION, 'summary (max iterations)');
-    c.account(response);
+    const { text, response } = await run.modelCalls.summary(SUMMARY_INSTRUCTION, 'summary (max iterations)');
+    run.account(response);
     return text.trim() || SUMMARY_FALLBACK_TEXT;
   } catch (err) {
     if (stopping(err)) throw err;
-    c.emit({ kind: 'notice', message: `summary call failed: ${failureMessage(err)}` });
+    run.emit({ kind: 'notice', message: `summary call failed: ${failureMessage(err)}` });
     return SUMMARY_FALLBACK_TEXT;
   }
 }

@@ -20,7 +20,7 @@ import {
   type SubagentSummary,
 } from '../../shared/subagents';
 import type { RemoteApprovals } from '../run/approvals';
-import { failureMessage } from '../calls/model-calls';
+import { failureMessage } from '../calls/failures';
 import type { RunState } from '../run/run-state';
 import type { ParsedInput } from '../run/settings';
 import { childDetails, childInput, childSummary } from './child-input';
