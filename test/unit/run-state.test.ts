@@ -185,6 +185,7 @@ test('the carried texts are cut to their bounds', () => {
 });
 
 const response = (model: string, tokens: number): ModelResponse => ({
+  id: 'msg-1',
   model,
   content: [],
   stopReason: 'end_turn',

@@ -134,9 +134,4 @@ export class Run {
     const { model, contextWindow } = this.settings;
     return this.state.account(response, model, contextWindow, judge ? 'judge' : 'ignore');
   }
-
-  /** The newest assistant text: what a run that stops now reports. */
-  get lastText(): string {
-    return this.state.lastAssistantText;
-  }
 }
