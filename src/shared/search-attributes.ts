@@ -46,7 +46,7 @@ export function indexStep(value: number | null | undefined, floor: number): numb
  * What a client sets when it starts a run (no action of its own: part of the start): the run is
  * `running`, at iteration 0, on its model, having cost 0 USD (left unset for a model without a known
  * price: its cost is unknown, never 0). A run started with these is indexed on change only
- * (`src/workflows/status.ts`); its first upsert comes with its first status change.
+ * (`src/workflows/run/status.ts`); its first upsert comes with its first status change.
  */
 export function startSearchAttributes(model: string): SearchAttributePair[] {
   return [

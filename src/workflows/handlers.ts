@@ -9,35 +9,12 @@ import {
   sendMessageUpdate,
   stateQuery,
   type AgentRunState,
-  type RunEventInput,
 } from '../shared';
 import { describeUndecodable, isUndecodable, ACCEPTED_ENCODING_HINT } from '../shared/undecodable';
-import type { SubagentSummary } from '../shared/subagents';
-import type { Approvals } from './approvals';
-import { describe } from './validation';
-import type { EventLog } from './events';
-import type { Inbox } from './inbox';
-import type { RunState } from './run-state';
+import type { Run } from './run/run';
+import { describe } from './run/validation';
 
 const MAX_INTERRUPT_REASON_CHARS = 1_000;
-
-export interface HandlerContext {
-  state: RunState;
-  events: EventLog;
-  inbox: Inbox;
-  approvals: Approvals;
-  session: boolean;
-  maxIterations: number;
-  maxBudgetUsd?: number;
-  model: string;
-  emit(event: RunEventInput): void;
-  /** Stops the loop: cancels the in-flight model and tool calls. */
-  cancelLoop(): void;
-  /** Running subagents (runs that offer `task`). */
-  subagents?: () => SubagentSummary[];
-  /** Status changed outside the loop (a message arrived, a decision): write it where operators look. */
-  statusChanged(): void;
-}
 
 /**
  * Every signal, query and update of the run. Outside clients (the `temporal` CLI, any SDK, the Web
@@ -45,25 +22,28 @@ export interface HandlerContext {
  * their validator with a message saying what is accepted, signals that make no sense are ignored
  * with a notice event, queries fall back to defaults. No input can fail a workflow task.
  */
-export function registerHandlers(ctx: HandlerContext): void {
-  const { state, events, inbox, approvals } = ctx;
+export function registerHandlers(run: Run): void {
+  const { state, approvals, emit } = run;
+  const { events, inbox } = state;
+  const { session, maxIterations, model } = run.settings;
+  const maxBudgetUsd = run.input.maxBudgetUsd;
 
   setHandler(
     stateQuery,
     (): AgentRunState => ({
       status: state.status,
       iteration: state.iteration,
-      maxIterations: ctx.maxIterations,
+      maxIterations,
       usage: state.usage,
       costUsd: state.costUsd,
-      ...(ctx.maxBudgetUsd !== undefined ? { maxBudgetUsd: ctx.maxBudgetUsd } : {}),
+      ...(maxBudgetUsd !== undefined ? { maxBudgetUsd } : {}),
       ...(state.lastStopReason !== undefined ? { lastStopReason: state.lastStopReason } : {}),
       activeTools: [...state.activeTools.values()],
-      model: ctx.model,
+      model,
       pendingApprovals: approvals.list(),
       pendingMessages: inbox.count,
-      session: ctx.session,
-      subagents: ctx.subagents?.() ?? [],
+      session,
+      subagents: run.tree?.summaries() ?? [],
     }),
     { description: 'The run now: status, iteration, usage, cost, running tools, pending approvals. No argument.' },
   );
@@ -78,12 +58,12 @@ export function registerHandlers(ctx: HandlerContext): void {
     interruptSignal,
     (arg?: unknown) => {
       if (isUndecodable(arg)) {
-        ctx.emit({ kind: 'notice', message: `interrupt ignored: its argument is ${describeUndecodable(arg)}` });
+        emit({ kind: 'notice', message: `interrupt ignored: its argument is ${describeUndecodable(arg)}` });
         return;
       }
       const reason = reasonOf(arg);
       if (reason === undefined) {
-        ctx.emit({
+        emit({
           kind: 'notice',
           message: `interrupt ignored: expected nothing, null or {"reason"?: string}, got ${describe(arg)}`,
         });
@@ -91,15 +71,16 @@ export function registerHandlers(ctx: HandlerContext): void {
       }
       if (state.interrupt || state.finalStatus) return;
       state.interrupt = reason ? { reason } : {};
-      ctx.emit({ kind: 'notice', message: `interrupt requested${reason ? `: ${reason}` : ''}` });
-      ctx.cancelLoop();
+      emit({ kind: 'notice', message: `interrupt requested${reason ? `: ${reason}` : ''}` });
+      // Stops the loop: cancels the in-flight model and tool calls.
+      run.scope.cancel();
     },
     { description: 'Stops the run and returns what it has: {"reason"?: string}, or no argument.' },
   );
 
   setDefaultSignalHandler((name, ...args: unknown[]) => {
     const undecodable = args.find(isUndecodable);
-    ctx.emit({
+    emit({
       kind: 'notice',
       message:
         `ignored unknown signal '${cutChars(String(name), 100)}'` +
@@ -111,8 +92,9 @@ export function registerHandlers(ctx: HandlerContext): void {
     sendMessageUpdate,
     (arg: unknown) => {
       const message = inbox.accept(arg);
-      ctx.emit({ kind: 'user_message', message });
-      ctx.statusChanged();
+      emit({ kind: 'user_message', message });
+      // Status changed outside the loop: written where operators look.
+      run.board.showDetails();
       return { pendingMessages: inbox.count, iteration: state.iteration };
     },
     {
@@ -149,7 +131,7 @@ export function registerHandlers(ctx: HandlerContext): void {
           throw new Error(`expected {} or no argument, got ${describe(arg)}`);
         }
         if (state.finalStatus) throw new Error(`the run has already ended ('${state.finalStatus}')`);
-        if (!ctx.session) throw new Error('this run is not a session; use interrupt to stop it');
+        if (!session) throw new Error('this run is not a session; use interrupt to stop it');
         if (!state.awaitingInput || inbox.count > 0) {
           throw new Error('the session is working on a message; end it once it waits for input, or interrupt it');
         }

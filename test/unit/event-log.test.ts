@@ -1,5 +1,5 @@
 /**
- * The run's event log (src/workflows/events.ts) that the `events` query pages: a follower walking
+ * The run's event log (src/workflows/run/events.ts) that the `events` query pages: a follower walking
  * the cursor sees every retained event once, in order; pages and carried events stay bounded.
  * Pure: no server.
  */
@@ -13,7 +13,7 @@ import {
   jsonBytes,
   type RunEvent,
 } from '../../src/shared';
-import { EVENTS_PER_PAGE, EventLog } from '../../src/workflows/events';
+import { EVENTS_PER_PAGE, EventLog } from '../../src/workflows/run/events';
 
 /** Every page from cursor 0 to the end. */
 function walk(log: EventLog): RunEvent[] {

@@ -1,12 +1,12 @@
 /**
- * Messages sent to a running run (src/workflows/inbox.ts): the validator accepts only
+ * Messages sent to a running run (src/workflows/run/inbox.ts): the validator accepts only
  * `{message: string}` within the bounds and says what it accepts; taken messages reach the model in
  * one user turn. Pure: no server.
  */
 import fc from 'fast-check';
 import { MAX_MESSAGE_BYTES, MAX_PENDING_MESSAGE_BYTES, utf8Length } from '../../src/shared';
-import { Conversation } from '../../src/workflows/conversation';
-import { Inbox } from '../../src/workflows/inbox';
+import { Conversation } from '../../src/workflows/run/conversation';
+import { Inbox } from '../../src/workflows/run/inbox';
 
 test('any value other than {message: non-empty string} is refused with a message naming the accepted shape', () => {
   fc.assert(

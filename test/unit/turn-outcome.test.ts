@@ -1,11 +1,11 @@
 /**
- * How one model turn is classified (src/workflows/turn-outcome.ts): every stop reason maps to one
+ * How one model turn is classified (src/workflows/steps/turn-outcome.ts): every stop reason maps to one
  * outcome, a refused turn never runs tools, a truncated turn never runs its possibly cut calls.
  * Pure: no server.
  */
 import fc from 'fast-check';
 import type { ContentBlock, ModelResponse, StopReason } from '../../src/shared';
-import { classifyTurn, toolCallsAtQuietStop } from '../../src/workflows/turn-outcome';
+import { classifyTurn, toolCallsAtQuietStop } from '../../src/workflows/steps/turn-outcome';
 
 const STOP_REASONS: (StopReason | null)[] = [
   'end_turn',

@@ -109,7 +109,7 @@ test('--system-replace text is the whole system prompt', async () => {
   expect(suite.fake.requests[0]!.body.system).toBe('You are a pirate.');
 });
 
-// run-start.ts passes the done tool as `extraToolNames`, so the default tools plus done are described.
+// calls/prepare-run.ts passes the done tool as `extraToolNames`, so the default tools plus done are described.
 test('a run that must finish with done is told about done, also with the default tools', async () => {
   suite.fake.enqueue(message([{ type: 'tool_use', id: 'toolu_d', name: 'done', input: { summary: 'All done.' } }]));
   const { result } = await run({ requireDoneTool: true });

@@ -1,5 +1,5 @@
 import { utf8Length } from '../../src/shared';
-import { Conversation } from '../../src/workflows/conversation';
+import { Conversation } from '../../src/workflows/run/conversation';
 
 /** The conversation's size is what its payloads weigh: UTF-8 bytes of its JSON. */
 test('a conversation of non-ASCII text is measured in UTF-8 bytes, so the caps hold for any language', () => {

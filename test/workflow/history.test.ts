@@ -5,7 +5,7 @@ import type { ScriptStep } from '../../src/models';
 import type { AgentRunInput, ModelRequest } from '../../src/shared';
 import { CACHE_MISS_ERROR_TYPE, WORKFLOW_TYPE, eventsQuery, interruptSignal, stateQuery } from '../../src/shared';
 import { createDefaultRegistry } from '../../src/tools';
-import { COMPACTION_INSTRUCTION } from '../../src/workflows/compaction';
+import { COMPACTION_INSTRUCTION } from '../../src/workflows/steps/compaction';
 import type { agentWorkflow } from '../../src/workflows';
 import { withWorker } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';

@@ -1,6 +1,6 @@
 import type { AgentRunInput } from '../../shared/run';
 import type { AgentDefinition } from '../../shared/subagents';
-import type { ParsedInput } from '../settings';
+import type { ParsedInput } from '../run/settings';
 import type { SubagentPlan } from './plan';
 import type { TaskCall } from './task-tool';
 

@@ -10,8 +10,8 @@ import {
   type LoadAgentDefinitionsInput,
   type LoadAgentDefinitionsResult,
 } from '../../shared/subagents';
-import { agentActivities } from '../activity-proxy';
-import type { ParsedInput } from '../settings';
+import { agentActivities } from '../calls/activity-proxy';
+import type { ParsedInput } from '../run/settings';
 
 /** Definitions a run keeps at most (input ones first); more are left out with a notice. */
 const MAX_DEFINITIONS = 64;

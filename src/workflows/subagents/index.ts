@@ -1,9 +1,9 @@
 import { workflowInfo } from '@temporalio/workflow';
 import type { RunContinuation, RunEventInput } from '../../shared/run';
-import type { Approvals } from '../approvals';
-import type { ModelCalls } from '../model-calls';
-import type { RunState } from '../run-state';
-import type { ParsedInput } from '../settings';
+import type { Approvals } from '../run/approvals';
+import type { ModelCalls } from '../calls/model-calls';
+import type { RunState } from '../run/run-state';
+import type { ParsedInput } from '../run/settings';
 import { inputDefinitions, loadWorkerDefinitions, mergeDefinitions } from './definitions';
 import type { SubagentPlan } from './plan';
 import { reportToParent } from './reporter';

@@ -1,6 +1,6 @@
 import { BUILTIN_TOOL_NAMES } from '../../shared/run';
 import { DEFAULT_MAX_SUBAGENT_DEPTH, TASK_TOOL_NAME } from '../../shared/subagents';
-import type { ParsedInput } from '../settings';
+import type { ParsedInput } from '../run/settings';
 
 /** Where a run stands in its tree, and whether it may start subagents. */
 export interface SubagentPlan {

@@ -6,8 +6,8 @@ import {
   subagentReportSignal,
   type SubagentReport,
 } from '../../shared/subagents';
-import type { Approvals } from '../approvals';
-import type { RunState } from '../run-state';
+import type { Approvals } from '../run/approvals';
+import type { RunState } from '../run/run-state';
 
 /**
  * A subagent's side of its tree: it tells its parent (by signal) which approvals wait in it, once per

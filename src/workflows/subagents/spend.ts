@@ -3,7 +3,7 @@ import { cutChars, previewInput } from '../../shared/bounds';
 import { ZERO_USAGE, addUsage, type Usage } from '../../shared/messages';
 import type { PendingApproval } from '../../shared/run';
 import { MAX_REPORTED_APPROVALS } from '../../shared/subagents';
-import type { RunState } from '../run-state';
+import type { RunState } from '../run/run-state';
 
 /** What a subagent's tree has spent, as it last said (cumulative). */
 export interface Spend {

@@ -1,7 +1,7 @@
 import { toolResultBlock } from '../../shared/conversation';
 import type { ToolResultBlock, ToolUseBlock } from '../../shared/messages';
 import type { Permission } from '../../shared/run';
-import type { Hooks } from '../hooks';
+import type { Hooks } from '../calls/hooks';
 
 /**
  * What stands before a `task` call as before every tool call (the run's tool dispatch passes it):

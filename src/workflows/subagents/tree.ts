@@ -19,10 +19,10 @@ import {
   type SubagentDecision,
   type SubagentSummary,
 } from '../../shared/subagents';
-import type { RemoteApprovals } from '../approvals';
-import { failureMessage } from '../model-calls';
-import type { RunState } from '../run-state';
-import type { ParsedInput } from '../settings';
+import type { RemoteApprovals } from '../run/approvals';
+import { failureMessage } from '../calls/failures';
+import type { RunState } from '../run/run-state';
+import type { ParsedInput } from '../run/settings';
 import { childDetails, childInput, childSummary } from './child-input';
 import type { SubagentPlan } from './plan';
 import { NO_SPEND, addTreeSpend, approvalsOf, spendOf, type Spend } from './spend';

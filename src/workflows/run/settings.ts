@@ -1,6 +1,8 @@
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import {
   BUILTIN_SIDE_EFFECTS,
+  BUILTIN_TOOL_NAMES,
+  DONE_TOOL_NAME,
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_COMPACT_AT_BYTES,
@@ -13,9 +15,9 @@ import {
   parseRunInput,
   type AgentRunInput,
   type Permission,
-} from '../shared';
-import { mcpServerKey } from '../shared/mcp';
-import { describeUndecodable, isUndecodable } from '../shared/undecodable';
+} from '../../shared';
+import { mcpServerKey } from '../../shared/mcp';
+import { describeUndecodable, isUndecodable } from '../../shared/undecodable';
 
 export type ParsedInput = Extract<ReturnType<typeof parseRunInput>, { ok: true }>['input'];
 
@@ -54,6 +56,7 @@ export function validatedInput(rawInput: AgentRunInput): ParsedInput {
 export function settingsOf(input: ParsedInput) {
   const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
   const compactAt = input.compactAtBytes ?? DEFAULT_COMPACT_AT_BYTES;
+  const requireDone = input.requireDoneTool ?? false;
   return {
     model,
     maxIterations: input.maxIterations ?? DEFAULTS.maxIterations,
@@ -65,7 +68,12 @@ export function settingsOf(input: ParsedInput) {
     // Compaction starts well below the conversation's hard cap.
     softCapBytes: Math.min(compactAt, Math.floor(MAX_CONVERSATION_BYTES * 0.75)),
     session: input.session ?? false,
-    requireDone: input.requireDoneTool ?? false,
+    requireDone,
+    /** Tools the model may call under the text protocol (`toolProtocol: 'xml'`); undefined: native tool calls. */
+    textTools:
+      input.toolProtocol === 'xml'
+        ? [...(input.tools ?? BUILTIN_TOOL_NAMES), ...(requireDone ? [DONE_TOOL_NAME] : [])]
+        : undefined,
     approvalTimeoutMs: (input.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) * 1000,
     sessionIdleMs: (input.sessionIdleTimeoutSeconds ?? DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS) * 1000,
     /**
@@ -86,3 +94,5 @@ function permissionOfServer(permissions: Record<string, Permission> | undefined,
   const key = permissions ? mcpServerKey(name) : undefined;
   return key !== undefined ? permissions?.[key] : undefined;
 }
+
+export type RunSettings = ReturnType<typeof settingsOf>;

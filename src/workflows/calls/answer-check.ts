@@ -1,5 +1,5 @@
 import { ApplicationFailure, proxyLocalActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { Activities } from '../../activities';
 import { agentActivities } from './activity-proxy';
 import {
   ErrorTypes,
@@ -8,10 +8,10 @@ import {
   outputCorrection,
   type OutputSchema,
   type RunEventInput,
-} from '../shared';
-import type { Conversation } from './conversation';
-import { failureMessage, failureType, stopping } from './model-calls';
-import { LoopExit } from './turn';
+} from '../../shared';
+import type { Conversation } from '../run/conversation';
+import { failureMessage, failureType, stopping } from './failures';
+import { LoopExit } from '../run/loop-exit';
 
 /** What the loop does with a final answer of a run with `outputSchema`. */
 export type AnswerVerdict =

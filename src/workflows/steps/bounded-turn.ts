@@ -1,34 +1,29 @@
-import {
-  MAX_MODEL_VALUE_DEPTH,
-  toolResultBlock,
-  unrunnableInput,
-  type RunEventInput,
-  type ToolUseBlock,
-} from '../shared';
-import { formatObservation, parseToolReply, type ParsedToolReply } from '../shared/text-protocol';
-import type { ToolDispatch, TurnResults } from './tool-dispatch';
+import { MAX_MODEL_VALUE_DEPTH, toolResultBlock, unrunnableInput, type ToolUseBlock } from '../../shared';
+import { formatObservation, parseToolReply, type ParsedToolReply } from '../../shared/text-protocol';
+import type { Run } from '../run/run';
+import type { TurnResults } from './tool-results';
+import { runToolTurn } from './tool-turn';
 
 /**
  * Runs a turn's tool calls, except those whose input cannot be run (too deep to walk, or refused
  * by the model activity for that reason): each of those gets an `is_error` result naming the
  * bound, in its place among the results.
  */
-export async function runBoundedTurn(
-  tools: ToolDispatch,
-  toolUses: ToolUseBlock[],
-  emit: (event: RunEventInput) => void,
-): Promise<TurnResults> {
+export async function runBoundedTurn(run: Run, toolUses: ToolUseBlock[]): Promise<TurnResults> {
   const refused = new Map<ToolUseBlock, string>();
   for (const t of toolUses) {
     const why = unrunnableInput(t.input);
     if (why !== undefined) refused.set(t, why);
   }
-  if (refused.size === 0) return tools.runTurn(toolUses);
-  emit({
+  if (refused.size === 0) return runToolTurn(run, toolUses);
+  run.emit({
     kind: 'notice',
     message: `${refused.size} tool call(s) not run: input nested deeper than ${MAX_MODEL_VALUE_DEPTH} levels`,
   });
-  const ran = await tools.runTurn(toolUses.filter((t) => !refused.has(t)));
+  const ran = await runToolTurn(
+    run,
+    toolUses.filter((t) => !refused.has(t)),
+  );
   let next = 0;
   const results = toolUses.map((t) => {
     const why = refused.get(t);

@@ -4,14 +4,11 @@ import {
   MAX_CONVERSATION_BYTES,
   cutBytes,
   type Message,
-  type ModelResponse,
-  type RunEventInput,
   type TextBlock,
   type ToolResultBlock,
-} from '../shared';
-import type { Conversation } from './conversation';
-import { failureMessage, stopping, type ModelCalls } from './model-calls';
-import type { RunState } from './run-state';
+} from '../../shared';
+import { failureMessage, stopping } from '../calls/failures';
+import type { Run } from '../run/run';
 
 /** The instruction of the compaction call (sent with the conversation, never kept in it). */
 export const COMPACTION_INSTRUCTION =
@@ -70,24 +67,17 @@ export interface CompactionBounds {
   resultsBytes: number;
 }
 
-export interface CompactionContext {
-  conversation: Conversation;
-  state: RunState;
-  modelCalls: ModelCalls;
-  prompt: string;
-  /** Compact above this many bytes (the run's `compactAtBytes`, at most the hard cap). */
-  softCapBytes: number;
-  emit(event: RunEventInput): void;
-  account(response: ModelResponse): void;
-}
-
 /**
  * Keeps the conversation within its bounds at an iteration boundary. Above the hard cap, older
  * turns are dropped without a model call (a summary call would have to send them all); above the
  * soft cap or when the context window fills, a model-written summary replaces them.
  */
-export async function keepConversationSmall(ctx: CompactionContext): Promise<'does_not_fit' | undefined> {
-  const { conversation, state } = ctx;
+export async function keepConversationSmall(run: Run): Promise<'does_not_fit' | undefined> {
+  const { state, emit } = run;
+  const { conversation } = state;
+  const prompt = run.input.prompt;
+  /** Compact above this many bytes (the run's `compactAtBytes`, at most the hard cap). */
+  const softCapBytes = run.settings.softCapBytes;
   // Compacted at the previous boundary and full again after one call: compacting once more would
   // repeat itself every iteration without progress (seen with a tiny contextWindowTokens).
   if (state.needsCompaction && state.lastCompactionIteration === state.iteration - 1) {
@@ -96,32 +86,32 @@ export async function keepConversationSmall(ctx: CompactionContext): Promise<'do
   const bounds = { summaryBytes: MAX_COMPACTION_SUMMARY_BYTES, resultsBytes: MAX_COMPACTION_RESULTS_BYTES };
   if (conversation.bytes > MAX_CONVERSATION_BYTES) {
     const before = conversation.bytes;
-    conversation.replace(compactedConversation(ctx.prompt, DROPPED_SUMMARY, conversation.all, bounds));
-    ctx.emit({ kind: 'notice', message: `the conversation reached ${before} bytes; dropped older turns to fit` });
+    conversation.replace(compactedConversation(prompt, DROPPED_SUMMARY, conversation.all, bounds));
+    emit({ kind: 'notice', message: `the conversation reached ${before} bytes; dropped older turns to fit` });
   }
-  if (!state.needsCompaction && conversation.bytes <= ctx.softCapBytes) return undefined;
+  if (!state.needsCompaction && conversation.bytes <= softCapBytes) return undefined;
   state.needsCompaction = false;
   try {
-    const { text, response } = await ctx.modelCalls.summary(COMPACTION_INSTRUCTION, 'compaction');
-    ctx.account(response);
+    const { text, response } = await run.modelCalls.summary(COMPACTION_INSTRUCTION, 'compaction');
+    run.account(response);
     const summary = text.trim();
     if (!summary) throw new Error('the compaction summary was empty');
     const before = conversation.length;
-    conversation.replace(compactedConversation(ctx.prompt, summary, conversation.all, bounds));
+    conversation.replace(compactedConversation(prompt, summary, conversation.all, bounds));
     state.compactions += 1;
     state.lastCompactionIteration = state.iteration;
-    ctx.emit({
+    emit({
       kind: 'notice',
       message: `compacted ${before} messages into a summary (compaction ${state.compactions})`,
     });
   } catch (err) {
     if (stopping(err)) throw err;
-    if (conversation.bytes > ctx.softCapBytes) {
+    if (conversation.bytes > softCapBytes) {
       // Too big to carry or resend: keep the task and the latest results, drop the older turns.
-      conversation.replace(compactedConversation(ctx.prompt, DROPPED_SUMMARY, conversation.all, bounds));
-      ctx.emit({ kind: 'notice', message: `compaction failed (${failureMessage(err)}); dropped older turns to fit` });
+      conversation.replace(compactedConversation(prompt, DROPPED_SUMMARY, conversation.all, bounds));
+      emit({ kind: 'notice', message: `compaction failed (${failureMessage(err)}); dropped older turns to fit` });
     } else {
-      ctx.emit({ kind: 'notice', message: `compaction failed, continuing without it: ${failureMessage(err)}` });
+      emit({ kind: 'notice', message: `compaction failed, continuing without it: ${failureMessage(err)}` });
     }
   }
   return undefined;

@@ -1,19 +1,13 @@
 import { ActivityFailure, ApplicationFailure, proxyLocalActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { DONE_TOOL_NAME, ErrorTypes, cutChars, utf8Length, type RunContinuation, type RunEventInput } from '../shared';
-import type { ParsedInput } from './settings';
+import type { Activities } from '../../activities';
+import { DONE_TOOL_NAME, ErrorTypes, cutChars, utf8Length } from '../../shared';
+import type { Run } from '../run/run';
 import type { McpTools } from './mcp-tools';
+import type { RunContext } from '../run/run-state';
 import { agentActivities } from './activity-proxy';
 
-/** The run's context, as the workflow keeps and carries it. */
-export type RunContext = NonNullable<RunContinuation['context']>;
-
+/** What run start learnt besides the context (which it keeps in the run's state). */
 export interface Prepared {
-  /** The system prompt of every model call (undefined: none). */
-  system: string | undefined;
-  /** What was assembled; carried across continue-as-new. */
-  context?: RunContext;
-  hookEvents: string[];
   /** The queue of the worker running the workflow (prepareRun is a local activity): the first model call goes there. */
   workerQueue?: string;
   /** The worker refused the run's workspace (its rules, its roots): the run fails at start with this message. */
@@ -33,22 +27,14 @@ function workspaceRefusal(error: unknown): string | undefined {
  * which hook events have hooks. One activity, recorded in history, so replay and every later
  * execution use exactly what the first one read; continued executions take it from their input.
  */
-export async function prepareRun(
-  input: ParsedInput,
-  resume: RunContinuation | undefined,
-  settings: { model: string; toolProtocol: 'native' | 'xml'; requireDone: boolean },
-  emit: (event: RunEventInput) => void,
-  /** Runs with native tool calls: the run's MCP servers are listed here (docs/mcp.md). */
-  mcp?: McpTools,
-): Promise<Prepared> {
-  if (resume?.context) {
+export async function prepareRun(run: Run): Promise<Prepared> {
+  const { input, settings, state, mcp, emit } = run;
+  if (state.context) {
     // A new execution lists the run's MCP servers again: a changed list is taken here, and reported.
-    if (mcp) {
-      if (resume.context.workspace) mcp.useWorkspace(resume.context.workspace);
-      await mcp.resume(resume.context.sources);
-      mcp.carryIn(resume.context.sources);
-    }
-    return { system: resume.context.system, context: resume.context, hookEvents: resume.hookEvents ?? [] };
+    if (state.context.workspace) mcp.useWorkspace(state.context.workspace);
+    await mcp.resume(state.context.sources);
+    mcp.carryIn(state.context.sources);
+    return {};
   }
   // A local activity: it runs where the workflow runs, which tells the run where to keep its conversation.
   const { prepareRun: prepare } = agentActivities(
@@ -72,13 +58,14 @@ export async function prepareRun(
           toolProtocol: settings.toolProtocol,
           ...(input.network ? { network: true } : {}),
         },
-        ...(mcp ? { mcp: true, ...(input.mcpServers ? { mcpServers: input.mcpServers } : {}) } : {}),
+        mcp: true,
+        ...(input.mcpServers ? { mcpServers: input.mcpServers } : {}),
       },
     ]);
   } catch (error) {
     const refused = workspaceRefusal(error);
     if (refused === undefined) throw error;
-    return { system: input.systemPrompt, hookEvents: [], refused: cutChars(refused, 2000) };
+    return { refused: cutChars(refused, 2000) };
   }
   const context: RunContext = {
     // The workspace's real path, recorded: the run's tools and hooks use it, and nothing else.
@@ -89,17 +76,12 @@ export async function prepareRun(
   };
   for (const warning of context.warnings) emit({ kind: 'notice', message: `context: ${warning}` });
   for (const report of prepared.hooks.reports.slice(0, 20)) emit({ kind: 'notice', message: `hooks: ${report}` });
-  if (mcp) {
-    mcp.start(prepared.mcp);
-    // Carried across continue-as-new with the context, so the next execution lists the same servers.
-    mcp.carryIn(context.sources);
-  }
-  return {
-    system: context.system,
-    context,
-    hookEvents: [...prepared.hooks.events],
-    ...(prepared.workerQueue ? { workerQueue: prepared.workerQueue } : {}),
-  };
+  mcp.start(prepared.mcp);
+  // Carried across continue-as-new with the context, so the next execution lists the same servers.
+  mcp.carryIn(context.sources);
+  state.context = context;
+  state.hookEvents = [...prepared.hooks.events];
+  return prepared.workerQueue ? { workerQueue: prepared.workerQueue } : {};
 }
 
 /** One line for the run's details: what the system prompt was assembled from. */

@@ -4,7 +4,7 @@ import {
   utf8Length,
   type ContentBlock,
   type ExitReason,
-} from '../shared';
+} from '../../shared';
 import { objectWithKeys } from './validation';
 import type { Conversation } from './conversation';
 

@@ -1,15 +1,14 @@
 import {
+  ActivityCancellationType,
   ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
   type ActivityInterfaceFor,
   type ActivityOptions,
   log,
+  proxyActivities,
   TimeoutFailure,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import type { Activities } from '../activities';
+import type { Activities } from '../../activities';
 import {
   CACHE_MISS_ERROR_TYPE,
   ErrorTypes,
@@ -24,8 +23,13 @@ import {
   type ToolSpec,
   type RunToolChoice,
   type ToolChoice,
-} from '../shared';
-import type { Conversation } from './conversation';
+} from '../../shared';
+import { modelActivityOptions, type RunTimeouts } from '../../shared/run-timeouts';
+import type { Conversation } from '../run/conversation';
+import { agentActivities } from './activity-proxy';
+import { failureMessage, failureType, stopping } from './failures';
+
+export { failureMessage, failureType, stopping } from './failures';
 
 type Options = ActivityOptions | Record<string, never>;
 
@@ -48,8 +52,7 @@ export interface ModelCallSettings {
  * restart, an eviction) fails fast with a cache miss; the conversation then goes once in full.
  */
 export class ModelCalls {
-  /** The task queue of the worker holding the conversation, if any. */
-  workerQueue: string | undefined;
+  private readonly activities: ActivityInterfaceFor<Pick<Activities, 'callModel' | 'summarizeRun'>>;
   private systemHash: string | undefined;
   /** The run's MCP tool definitions (docs/mcp.md), their hash, and whether a call has carried them since they changed. */
   private mcp: { specs: ToolSpec[]; hash: string; sent: boolean } | undefined;
@@ -59,14 +62,25 @@ export class ModelCalls {
   private readonly abandoned = new Set<string>();
 
   constructor(
-    private readonly activities: ActivityInterfaceFor<Pick<Activities, 'callModel' | 'summarizeRun'>>,
     private readonly conversation: Conversation,
     private readonly settings: ModelCallSettings,
     private readonly emit: (event: RunEventInput) => void,
-    workerQueue: string | undefined,
+    /** Where the worker holding the conversation is: the run's state, carried across continue-as-new. */
+    private readonly route: { workerQueue: string | undefined },
+    timeouts: RunTimeouts | undefined,
   ) {
-    this.workerQueue = workerQueue;
+    this.activities = agentActivities(
+      proxyActivities<Activities>({
+        ...modelActivityOptions(timeouts),
+        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      }),
+    );
     this.useSystem(settings.system);
+  }
+
+  /** The task queue of the worker holding the conversation, if any. */
+  get workerQueue(): string | undefined {
+    return this.route.workerQueue;
   }
 
   /**
@@ -78,7 +92,7 @@ export class ModelCalls {
   followWorkflow(queue: string | undefined): void {
     if (!queue || queue === this.workerQueue) return;
     if (this.abandoned.has(queue)) return;
-    this.workerQueue = queue;
+    this.route.workerQueue = queue;
     this.conversation.resendInFull();
   }
 
@@ -142,7 +156,7 @@ export class ModelCalls {
           : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor(iteration) },
       ]),
     );
-    if (response.workerQueue) this.workerQueue = response.workerQueue;
+    if (response.workerQueue) this.route.workerQueue = response.workerQueue;
     return response;
   }
 
@@ -200,7 +214,7 @@ export class ModelCalls {
       const shutDown = failureType(err) === ErrorTypes.WorkerShutdown;
       const lost = singleAttempt && err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
       if (!neverStarted && !shutDown && !lost) throw err;
-      if (this.workerQueue === queue) this.workerQueue = undefined;
+      if (this.route.workerQueue === queue) this.route.workerQueue = undefined;
       this.abandoned.add(queue);
       this.emit({
         kind: 'notice',
@@ -240,30 +254,4 @@ function isScheduleToStartTimeout(err: unknown): boolean {
     err.cause instanceof TimeoutFailure &&
     err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
   );
-}
-
-/**
- * True when the run is being stopped (interrupt, cancel): the error is how a cancelled call ended,
- * whether it reports a cancellation or a failure it hit while aborting, and must not be handled as a failure.
- */
-export function stopping(err: unknown): boolean {
-  return isCancellation(err) || CancellationScope.current().consideredCancelled;
-}
-
-/** The innermost cause: an ActivityFailure wraps the ApplicationFailure that says what happened. */
-function innermost(err: unknown): unknown {
-  let current: unknown = err;
-  while (current instanceof ActivityFailure && current.cause) current = current.cause;
-  return current;
-}
-
-export function failureMessage(err: unknown): string {
-  const cause = innermost(err);
-  return cause instanceof Error ? cause.message || cause.name : String(cause);
-}
-
-export function failureType(err: unknown): string {
-  const cause = innermost(err);
-  if (cause instanceof ApplicationFailure && cause.type) return cause.type;
-  return cause instanceof Error ? cause.name : 'Error';
 }

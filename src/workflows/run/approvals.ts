@@ -6,7 +6,7 @@ import {
   type ApprovalResult,
   type PendingApproval,
   type ToolUseBlock,
-} from '../shared';
+} from '../../shared';
 
 export interface Decision {
   approved: boolean;

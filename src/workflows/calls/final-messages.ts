@@ -1,7 +1,7 @@
 import { CancellationScope, log, proxyLocalActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { Activities } from '../../activities';
 import { agentActivities } from './activity-proxy';
-import type { Conversation } from './conversation';
+import type { Conversation } from '../run/conversation';
 
 /**
  * At a run's end, the messages no model call sent (the last turn's tool results after `done`, an

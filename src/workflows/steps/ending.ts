@@ -13,49 +13,39 @@ import {
   MAX_CANCELLED_TEXT_BYTES,
   cutBytes,
   type AgentRunResult,
-  type RunEventInput,
-} from '../shared';
-import type { RunState } from './run-state';
-import type { StatusBoard } from './status';
-import type { LoopExit } from './turn';
-
-interface EndingContext {
-  state: RunState;
-  board: StatusBoard;
-  model: string;
-  emit(event: RunEventInput): void;
-  /** Runs with `outputSchema`: the parsed answer when the final text is the one that matched. */
-  outputOf?(finalText: string): unknown;
-  /** Records the messages no model call sent, so the transcript is whole. */
-  keepFinalMessages(): Promise<void>;
-}
+} from '../../shared';
+import { keepFinalMessages } from '../calls/final-messages';
+import type { LoopExit } from '../run/loop-exit';
+import type { Run } from '../run/run';
 
 /**
  * A Temporal cancel stopped the run: its end is written where operators look (state, events, search
  * attributes, Current Details), its `AgentRunResult` into its memo (a TypeScript workflow's cancel
  * carries no details; clients read it there), then the workflow ends Canceled by rethrowing the cancellation.
  */
-export async function endCancelled(c: EndingContext, cancellation: unknown): Promise<never> {
-  c.state.finalStatus = 'cancelled';
-  c.emit({ kind: 'run_finished', exitReason: 'cancelled', finalText: c.state.lastAssistantText });
-  c.board.index();
+export async function endCancelled(run: Run, cancellation: unknown): Promise<never> {
+  run.state.finalStatus = 'cancelled';
+  run.emit({ kind: 'run_finished', exitReason: 'cancelled', finalText: run.state.lastAssistantText });
+  run.board.index();
   await CancellationScope.nonCancellable(async () => {
     await condition(allHandlersFinished);
-    await c.keepFinalMessages();
+    await keepFinalMessages(run.state.conversation);
+    // A subagent's spending reaches its parent before it closes (docs/subagents.md).
+    await run.settleTree();
   });
-  upsertMemo({ [CANCELLED_RESULT_MEMO]: cancelledResult(c) });
+  upsertMemo({ [CANCELLED_RESULT_MEMO]: cancelledResult(run) });
   throw cancellation;
 }
 
 /** What a cancelled run leaves: its usage, cost and the text it had (cut to fit the memo). */
-export function cancelledResult(c: Pick<EndingContext, 'state' | 'model'>): AgentRunResult {
+function cancelledResult(run: Run): AgentRunResult {
   return {
     exitReason: 'cancelled',
-    finalText: cutBytes(c.state.lastAssistantText, MAX_CANCELLED_TEXT_BYTES),
-    iterations: c.state.iteration,
-    usage: c.state.usage,
-    costUsd: c.state.costUsd,
-    model: c.model,
+    finalText: cutBytes(run.state.lastAssistantText, MAX_CANCELLED_TEXT_BYTES),
+    iterations: run.state.iteration,
+    usage: run.state.usage,
+    costUsd: run.state.costUsd,
+    model: run.settings.model,
     error: { type: CANCELLED_ERROR, message: 'cancelled by a Temporal client (workflow cancel)' },
   };
 }
@@ -65,20 +55,22 @@ export function cancelledResult(c: Pick<EndingContext, 'state' | 'model'>): Agen
  * `DurableAgent.RunFailed`, the result in its details), so Temporal's own status and filters tell
  * the truth; every other exit reason completes with the result.
  */
-export async function endWith(c: EndingContext, exit: LoopExit): Promise<AgentRunResult> {
-  c.state.finalStatus = exit.exitReason;
-  c.emit({ kind: 'run_finished', exitReason: exit.exitReason, finalText: exit.finalText });
-  c.board.index();
+export async function endWith(run: Run, exit: LoopExit): Promise<AgentRunResult> {
+  run.state.finalStatus = exit.exitReason;
+  run.emit({ kind: 'run_finished', exitReason: exit.exitReason, finalText: exit.finalText });
+  run.board.index();
   await condition(allHandlersFinished);
-  await c.keepFinalMessages();
-  const output = c.outputOf?.(exit.finalText);
+  await keepFinalMessages(run.state.conversation);
+  await run.settleTree();
+  // Runs with `outputSchema`: the parsed answer when the final text is the one that matched.
+  const output = run.answers?.outputFor(exit.finalText);
   const result: AgentRunResult = {
     exitReason: exit.exitReason,
     finalText: exit.finalText,
-    iterations: c.state.iteration,
-    usage: c.state.usage,
-    costUsd: c.state.costUsd,
-    model: c.model,
+    iterations: run.state.iteration,
+    usage: run.state.usage,
+    costUsd: run.state.costUsd,
+    model: run.settings.model,
     ...(exit.error ? { error: exit.error } : {}),
     ...(output !== undefined ? { output } : {}),
   };
@@ -87,7 +79,7 @@ export async function endWith(c: EndingContext, exit: LoopExit): Promise<AgentRu
     iterations: result.iterations,
     exitReason: result.exitReason,
     costUsd: result.costUsd,
-    model: c.model,
+    model: run.settings.model,
   };
   if (exit.exitReason === 'max_iterations') log.warn('run reached maxIterations', line);
   log.info('run finished', line);

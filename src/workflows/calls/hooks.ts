@@ -1,14 +1,14 @@
 import { ActivityCancellationType, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { cutChars, type RunEventInput, type ToolUseBlock } from '../shared';
+import type { Activities } from '../../activities';
+import { cutChars, type RunEventInput, type ToolUseBlock } from '../../shared';
 import {
   HOOK_ACTIVITY_TIMEOUT_MS,
   HOOK_HEARTBEAT_TIMEOUT_MS,
   type HookEventName,
   type HookOutcome,
   type RunHookInput,
-} from '../shared/hooks-io';
-import { failureMessage, stopping } from './model-calls';
+} from '../../shared/hooks-io';
+import { failureMessage, stopping } from './failures';
 import { agentActivities } from './activity-proxy';
 
 /** Longest hook text (a reason, added context) that reaches the model or the events. */
@@ -29,13 +29,13 @@ export type PreToolDecision =
  */
 export class Hooks {
   private readonly activities: ActivityInterfaceFor<Pick<Activities, 'runHook'>>;
-  /** Stop hooks that kept the run going in a row; carried across continue-as-new. */
-  stopBlocks = 0;
   private events: ReadonlySet<string> = new Set();
 
   constructor(
     private readonly base: { runId: string; workspace?: string; network: boolean },
     private readonly emit: (event: RunEventInput) => void,
+    /** Stop hooks that kept the run going in a row: the run's state, carried across continue-as-new. */
+    private readonly memory: { stopBlocks: number },
   ) {
     this.activities = agentActivities(
       proxyActivities<Activities>({
@@ -120,17 +120,17 @@ export class Hooks {
   /** Stop: a hook may keep the run going; its reason is the model's next instruction. */
   async stopping(): Promise<string | undefined> {
     if (!this.has('Stop')) return undefined;
-    if (this.stopBlocks >= MAX_STOP_BLOCKS) {
+    if (this.memory.stopBlocks >= MAX_STOP_BLOCKS) {
       this.emit({ kind: 'notice', message: `Stop hooks kept the run going ${MAX_STOP_BLOCKS} times; stopping now` });
-      this.stopBlocks = 0;
+      this.memory.stopBlocks = 0;
       return undefined;
     }
-    const outcome = await this.run({ event: 'Stop', stopHookActive: this.stopBlocks > 0 }, 'Stop');
+    const outcome = await this.run({ event: 'Stop', stopHookActive: this.memory.stopBlocks > 0 }, 'Stop');
     if (!outcome?.block) {
-      this.stopBlocks = 0;
+      this.memory.stopBlocks = 0;
       return undefined;
     }
-    this.stopBlocks += 1;
+    this.memory.stopBlocks += 1;
     const reason = text(outcome.reason) || 'a Stop hook asked you to continue';
     this.emit({ kind: 'notice', message: `hook: Stop blocked; continuing: ${reason}` });
     return reason;

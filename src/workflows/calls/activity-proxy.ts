@@ -1,4 +1,4 @@
-import { agentActivityType } from '../shared/activity-names';
+import { agentActivityType } from '../../shared/activity-names';
 
 /**
  * The agent's activity proxy scheduling `durableAgent.<name>`, so the agent's activities never

@@ -10,7 +10,7 @@ import {
   statusSearchAttribute,
   type PendingApproval,
   type RunStatus,
-} from '../shared';
+} from '../../shared';
 import type { RunState } from './run-state';
 
 /** The status value an execution is left with when it continues as new (the next execution says `running`). */
@@ -23,6 +23,18 @@ interface Indexed {
   model?: string;
   /** Absent (never written, or removed): undefined. */
   costUsd?: number;
+}
+
+/** What the board shows besides the run's state. */
+export interface BoardView {
+  model: string;
+  maxIterations: number;
+  maxBudgetUsd?: number;
+  pendingApprovals: () => PendingApproval[];
+  /** A warning that belongs on top, e.g. that bash runs unsandboxed. */
+  warning?: () => string | undefined;
+  /** What the system prompt was assembled from. */
+  context?: () => string | undefined;
 }
 
 /**
@@ -41,16 +53,7 @@ export class StatusBoard {
 
   constructor(
     private readonly state: RunState,
-    private readonly view: {
-      model: string;
-      maxIterations: number;
-      maxBudgetUsd?: number;
-      pendingApprovals: () => PendingApproval[];
-      /** A warning that belongs on top, e.g. that bash runs unsandboxed. */
-      warning?: () => string | undefined;
-      /** What the system prompt was assembled from. */
-      context?: () => string | undefined;
-    },
+    private readonly view: BoardView,
   ) {
     // A run started without them (by another client) has none: its first index writes them all.
     const start = workflowInfo().typedSearchAttributes;
@@ -115,17 +118,7 @@ export class StatusBoard {
  * UI may clip the end. No `$`: the UI's markdown renders `$…$` as math. Names from the model are
  * reduced to safe characters so they cannot inject markdown or HTML.
  */
-export function renderDetails(
-  state: RunState,
-  view: {
-    model: string;
-    maxIterations: number;
-    maxBudgetUsd?: number;
-    pendingApprovals: () => PendingApproval[];
-    warning?: () => string | undefined;
-    context?: () => string | undefined;
-  },
-): string {
+export function renderDetails(state: RunState, view: BoardView): string {
   const usage = state.usage;
   const tokens = usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
   const cost = state.costUsd === null ? 'unknown' : `${state.costUsd.toFixed(4)} USD`;

@@ -1,7 +1,7 @@
 import { proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { failureMessage, stopping } from './model-calls';
-import { hashString, type RunEventInput, type ToolSpec } from '../shared';
+import type { Activities } from '../../activities';
+import { failureMessage, stopping } from './failures';
+import { hashString, type RunEventInput, type ToolSpec } from '../../shared';
 import { agentActivities } from './activity-proxy';
 import {
   describeMcpServer,
@@ -12,7 +12,7 @@ import {
   type McpSideEffect,
   type McpSource,
   type McpServerConfig,
-} from '../shared/mcp';
+} from '../../shared/mcp';
 
 /** How a run's MCP server is carried across continue-as-new (in its context's sources). */
 interface CarriedServer {

@@ -15,7 +15,7 @@ import {
   type EventsPage,
   type RunEvent,
   type RunEventInput,
-} from '../shared';
+} from '../../shared';
 
 /** Events per `events` query page at most (pages are bounded in bytes too). */
 export const EVENTS_PER_PAGE = 200;
@@ -34,7 +34,7 @@ export class EventLog {
 
   constructor(
     carried: { events: RunEvent[]; eventSeq: number } | undefined,
-    private readonly onChange: () => void,
+    private readonly onChange: () => void = () => {},
   ) {
     this.events = carried?.events.map(bounded) ?? [];
     this.sizes = this.events.map(jsonBytes);

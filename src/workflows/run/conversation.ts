@@ -1,5 +1,12 @@
-import type { ContentBlock, ConversationDelta, ConversationSnapshot, Message, WireBlock, WireMessage } from '../shared';
-import { ROOT_HASH, chainHash, hashString, utf8Length } from '../shared';
+import type {
+  ContentBlock,
+  ConversationDelta,
+  ConversationSnapshot,
+  Message,
+  WireBlock,
+  WireMessage,
+} from '../../shared';
+import { ROOT_HASH, chainHash, hashString, utf8Length } from '../../shared';
 
 /**
  * The run's conversation as the workflow keeps it (rebuilt on replay from activity results) and

@@ -1,0 +1,17 @@
+import type { ExitReason } from '../../shared';
+
+/** Ends the loop with a given exit reason; never escapes the workflow. */
+export class LoopExit {
+  constructor(
+    readonly exitReason: ExitReason,
+    readonly finalText: string,
+    readonly error?: { type: string; message: string },
+  ) {}
+
+  static interrupted(interrupt: { reason?: string }, lastText: string): LoopExit {
+    return new LoopExit('interrupted', lastText, {
+      type: 'DurableAgent.Interrupted',
+      message: interrupt.reason ? `interrupted: ${interrupt.reason}` : 'interrupted',
+    });
+  }
+}

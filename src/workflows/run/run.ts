@@ -1,0 +1,141 @@
+import { CancellationScope, workflowInfo } from '@temporalio/workflow';
+import {
+  BUILTIN_TOOL_NAMES,
+  DONE_TOOL_NAME,
+  type AgentRunInput,
+  type ModelResponse,
+  type RunContinuation,
+  type RunEventInput,
+} from '../../shared';
+import { AnswerCheck } from '../calls/answer-check';
+import { Hooks } from '../calls/hooks';
+import { McpTools } from '../calls/mcp-tools';
+import { ModelCalls } from '../calls/model-calls';
+import { describeContext } from '../calls/prepare-run';
+import { ToolCalls } from '../calls/tool-calls';
+import { joinTree, subagentPlan, type SubagentPlan, type SubagentTree } from '../subagents';
+import { Approvals } from './approvals';
+import { RunState } from './run-state';
+import { settingsOf, validatedInput, type ParsedInput, type RunSettings } from './settings';
+import { StatusBoard } from './status';
+
+/**
+ * One run of the agent, as one object: its input and settings, its state (`RunState`: everything
+ * it remembers and carries across continue-as-new) and the means it acts with (the activity
+ * callers in calls/, the status board, approvals, its subagents). The loop and its steps are
+ * functions over it. Built once per execution by `Run.start`, from the input alone.
+ */
+export class Run {
+  readonly input: ParsedInput;
+  readonly plan: SubagentPlan;
+  readonly settings: RunSettings;
+  readonly state: RunState;
+  readonly approvals = new Approvals();
+  readonly board: StatusBoard;
+  readonly tree: SubagentTree | undefined;
+  /** A subagent's last report to its parent, awaited before the run closes (a no-op otherwise). */
+  readonly settleTree: () => Promise<void>;
+  /** Runs with `outputSchema`: checks each final answer (docs/output.md). */
+  readonly answers: AnswerCheck | undefined;
+  readonly hooks: Hooks;
+  /** The run's MCP tools, under either tool protocol (docs/mcp.md). */
+  readonly mcp: McpTools;
+  readonly modelCalls: ModelCalls;
+  readonly toolCalls: ToolCalls;
+  /** The loop's scope: an interrupt cancels it (and with it the calls in flight). */
+  readonly scope = new CancellationScope();
+  /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
+  sandboxWarning: string | undefined;
+  readonly emit: (event: RunEventInput) => void;
+
+  private constructor(readonly rawInput: AgentRunInput) {
+    const info = workflowInfo();
+    // `task` is the workflow's own tool: the rest of the run (and the worker) sees the input without it.
+    this.plan = subagentPlan(validatedInput(rawInput));
+    const input = (this.input = this.plan.workerInput);
+    const settings = (this.settings = settingsOf(input));
+    const { model, requireDone, textTools } = settings;
+    const state = (this.state = RunState.restore(input.resume, {
+      conversationId: `${info.workflowId}/${info.runId}`,
+      prompt: input.prompt,
+      replaying: () => workflowInfo().unsafe.isReplaying,
+      onEvent: () => this.board.showDetails(),
+    }));
+    state.pendingApprovals = () => this.approvals.size;
+    this.board = new StatusBoard(state, {
+      model,
+      maxIterations: settings.maxIterations,
+      maxBudgetUsd: input.maxBudgetUsd,
+      pendingApprovals: () => this.approvals.list(),
+      warning: () => this.sandboxWarning,
+      context: () => describeContext(state.context, this.mcp),
+    });
+    const emit = (this.emit = state.events.emit.bind(state.events));
+    const joined = joinTree({
+      input,
+      plan: this.plan,
+      model,
+      state,
+      approvals: this.approvals,
+      resume: input.resume,
+      emit,
+      statusChanged: () => this.board.showDetails(),
+      workspace: () => state.context?.workspace ?? input.workspace,
+    });
+    this.tree = joined.tree;
+    this.settleTree = joined.settle;
+    this.answers = input.outputSchema ? new AnswerCheck(input.outputSchema, state.conversation, emit) : undefined;
+    const place = { workspace: input.workspace, network: input.network ?? false };
+    this.hooks = new Hooks({ runId: info.workflowId, ...place }, emit, state);
+    this.mcp = new McpTools({ ...place }, emit, (specs, hash) => this.modelCalls.useMcpTools(specs, hash));
+    this.modelCalls = new ModelCalls(
+      state.conversation,
+      {
+        model,
+        system: input.systemPrompt,
+        // Under the text protocol the model is shown exactly the tools the run lets it call.
+        toolNames: textTools ? [...(input.tools ?? BUILTIN_TOOL_NAMES)] : input.tools,
+        extraToolNames: requireDone ? [DONE_TOOL_NAME] : undefined,
+        maxTokens: settings.maxTokens,
+        ...(textTools ? { toolProtocol: 'xml' as const } : {}),
+        // Native structured output would turn `<tool_code>` replies into JSON: not under the text protocol.
+        ...(input.outputSchema && !textTools ? { outputSchema: input.outputSchema } : {}),
+        ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
+      },
+      emit,
+      state,
+      input.timeouts,
+    );
+    this.toolCalls = new ToolCalls(
+      { ...place, ...(input.commandPolicy ? { commandPolicy: input.commandPolicy } : {}), timeouts: input.timeouts },
+      state.conversation.id,
+      this.modelCalls,
+    );
+  }
+
+  /** This execution's run: a new one, or the one the previous execution carried over (`input.resume`). */
+  static start(rawInput: AgentRunInput): Run {
+    return new Run(rawInput);
+  }
+
+  /**
+   * What the next execution is started with: the state's snapshot and the subagents' counter (so a
+   * child's id never repeats within the run; `joinTree` above reads it back).
+   */
+  snapshot(waiting?: { idleDeadline: number }): RunContinuation {
+    return Object.assign(this.state.snapshot(waiting), this.tree?.carried());
+  }
+
+  /** From run start on, the run's tools, hooks and MCP servers use the workspace's recorded real path. */
+  useWorkspace(workspace: string): void {
+    this.toolCalls.useWorkspace(workspace);
+    this.hooks.useWorkspace(workspace);
+    this.mcp.useWorkspace(workspace);
+  }
+
+  /** Usage and cost of a call; an iteration's call (`judge`) also decides whether compaction is due. */
+  account(response: ModelResponse, judge = false): number | null {
+    const { model, contextWindow } = this.settings;
+    return this.state.account(response, model, contextWindow, judge ? 'judge' : 'ignore');
+  }
+}

@@ -1,0 +1,49 @@
+import { allHandlersFinished, condition, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
+import type { AgentRunInput } from '../../shared';
+import type { agentWorkflow } from '../agent-workflow';
+import type { Run } from '../run/run';
+import { CONTINUED_STATUS } from '../run/status';
+
+/**
+ * Temporal suggests a hand-over: the history grew large, or a newer Worker Deployment Version became
+ * the target of this pinned run (it moves there by continuing as new; docs/upgrading.md).
+ */
+export function handOverSuggested(): boolean {
+  const now = workflowInfo();
+  return now.continueAsNewSuggested || now.targetWorkerDeploymentVersionChanged;
+}
+
+/** The run continues as new when Temporal suggests it or when the run's own limits say so. */
+export function shouldContinueAsNew(limits: AgentRunInput['continueAsNewAfter']): boolean {
+  const now = workflowInfo();
+  return (
+    handOverSuggested() ||
+    (limits?.events !== undefined && now.historyLength >= limits.events) ||
+    (limits?.bytes !== undefined && now.historySize >= limits.bytes)
+  );
+}
+
+/**
+ * Hands the run to a fresh execution, so history stays small (docs/architecture.md#history-stays-linear).
+ * The next execution gets the same input and the run's snapshot (`Run.snapshot`). `waiting`: a
+ * session hands over while it waits for input, until that deadline.
+ */
+export async function handOver(run: Run, waiting?: { idleDeadline: number }): Promise<never> {
+  const { state, board } = run;
+  state.continuations += 1;
+  run.emit({
+    kind: 'notice',
+    message: `continuing as new (execution ${state.continuations + 1}) to keep history small`,
+  });
+  await condition(allHandlersFinished);
+  const carried = run.snapshot(waiting);
+  // This execution stops here: its attributes say `continued`; the next one starts `running`.
+  board.index(CONTINUED_STATUS);
+  const next = makeContinueAsNewFunc<typeof agentWorkflow>({
+    typedSearchAttributes: board.continuationAttributes(waiting ? 'awaiting_input' : 'running'),
+    // Every hand-over is an upgrade point: the next execution starts on the deployment's current
+    // version (pinned there in turn), reading only the carried input (docs/upgrading.md).
+    initialVersioningBehavior: 'AUTO_UPGRADE',
+  });
+  return next({ ...run.rawInput, resume: carried });
+}

@@ -1,0 +1,61 @@
+import { SUMMARY_FALLBACK_TEXT, SUMMARY_INSTRUCTION, textOf, type CallModelOutput } from '../../shared';
+import { replyProse } from '../../shared/text-protocol';
+import { failureMessage, failureType, stopping } from '../calls/failures';
+import { LoopExit } from '../run/loop-exit';
+import type { Run } from '../run/run';
+
+/**
+ * One iteration's model call: the answer is accounted, appended exactly as returned (thinking
+ * blocks included, unmodified, in order) and reported; a call that finally fails ends the run.
+ */
+export async function modelStep(run: Run): Promise<CallModelOutput | LoopExit> {
+  const { state, emit } = run;
+  const { conversation } = state;
+  emit({ kind: 'model_call_started', iteration: state.iteration + 1 });
+  let response: CallModelOutput;
+  try {
+    response = await run.modelCalls.call(state.iteration + 1);
+  } catch (err) {
+    // Stopped by an interrupt or a cancel: however the activity reported its end, that is not a model failure.
+    if (stopping(err)) throw err;
+    emit({ kind: 'model_call_failed', iteration: state.iteration + 1, error: failureMessage(err) });
+    return new LoopExit('failed', state.lastAssistantText, { type: failureType(err), message: failureMessage(err) });
+  }
+  state.iteration += 1;
+  state.turnIterations += 1;
+  run.toolCalls.reportedLocalTools = new Set(response.localTools ?? []);
+  if (response.sandboxWarning && response.sandboxWarning !== run.sandboxWarning) {
+    run.sandboxWarning = response.sandboxWarning;
+    emit({ kind: 'notice', message: `bash: ${run.sandboxWarning}` });
+  }
+  state.lastStopReason = response.stopReason;
+  const callCost = run.account(response, true);
+  conversation.append({ role: 'assistant', content: response.content });
+  conversation.markSynced();
+  const text = textOf(response.content);
+  if (text) state.lastAssistantText = text;
+  emit({
+    kind: 'model_call_finished',
+    iteration: state.iteration,
+    stopReason: response.stopReason,
+    usage: response.usage,
+    costUsd: callCost,
+    // Under the text protocol a reply's event text is its prose: its `<tool_code>` block is a tool call.
+    text: run.settings.textTools ? replyProse(text) : text,
+  });
+  run.board.index();
+  return response;
+}
+
+/** The closing summary at an iteration limit; a fixed text when it fails. */
+export async function closingSummary(run: Run): Promise<string> {
+  try {
+    const { text, response } = await run.modelCalls.summary(SUMMARY_INSTRUCTION, 'summary (max iterations)');
+    run.account(response);
+    return text.trim() || SUMMARY_FALLBACK_TEXT;
+  } catch (err) {
+    if (stopping(err)) throw err;
+    run.emit({ kind: 'notice', message: `summary call failed: ${failureMessage(err)}` });
+    return SUMMARY_FALLBACK_TEXT;
+  }
+}

@@ -1,2 +1,0 @@
-/** Moved to src/shared/summaries.ts (the worker's heartbeats use it too); kept for importers. */
-export * from '../shared/summaries';
