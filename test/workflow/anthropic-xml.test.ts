@@ -81,6 +81,22 @@ test('a tool call cut at max_tokens and continued is run (or the model is told),
   if (!existsSync(marker)) expect(fake.requests.length).toBeGreaterThanOrEqual(3);
 });
 
+test('an interrupted run ends with the model’s last words, not its last tool call', async () => {
+  await fs.writeFile(path.join(suite.workspace, 'a.txt'), 'hello');
+  fake.enqueue(message(`I will read a.txt first.\n${call('read_file', { path: 'a.txt' })}`), {
+    kind: 'hang',
+    afterEvents: 3,
+    message: { content: [{ type: 'text', text: 'never' }] },
+  });
+  await withWorker(suite.env, { model: provider({ heartbeatIntervalMs: 200 }) }, async (tq) => {
+    const handle = await start(tq, xml({ timeouts: { modelHeartbeatSeconds: 2 } }));
+    while (fake.requests.length < 2) await new Promise((r) => setTimeout(r, 50));
+    await handle.signal(interruptSignal, { reason: 'stop now' });
+    const result = await runResult(handle);
+    expect(result).toMatchObject({ exitReason: 'interrupted', finalText: 'I will read a.txt first.' });
+  });
+});
+
 test('an interrupt during the streamed call stops it promptly', async () => {
   fake.enqueue({ kind: 'hang', afterEvents: 3, message: { content: [{ type: 'text', text: '<tool_code><name>' }] } });
   await withWorker(suite.env, { model: provider({ heartbeatIntervalMs: 200 }) }, async (tq) => {

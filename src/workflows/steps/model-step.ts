@@ -33,15 +33,17 @@ export async function modelStep(run: Run): Promise<CallModelOutput | LoopExit> {
   conversation.append({ role: 'assistant', content: response.content });
   conversation.markSynced();
   const text = textOf(response.content);
-  if (text) state.lastAssistantText = text;
+  // Under the text protocol a reply's own words are its prose: its `<tool_code>` block is a tool
+  // call, so an interrupted or out-of-budget run never ends with raw XML as its final text.
+  const words = run.settings.textTools ? replyProse(text) : text;
+  if (words) state.lastAssistantText = words;
   emit({
     kind: 'model_call_finished',
     iteration: state.iteration,
     stopReason: response.stopReason,
     usage: response.usage,
     costUsd: callCost,
-    // Under the text protocol a reply's event text is its prose: its `<tool_code>` block is a tool call.
-    text: run.settings.textTools ? replyProse(text) : text,
+    text: words,
   });
   run.board.index();
   return response;
