@@ -84,6 +84,15 @@ async function main(): Promise<void> {
     await Promise.all(queriers);
     const d = distribution(latencies);
     const stopped = await stopChild(child);
+    // Workflow tasks that timed out (a sticky task not taken within the sticky schedule-to-start
+    // timeout moves to the shared queue, and the worker may rebuild the run by replay).
+    let timedOut = 0;
+    let events = 0;
+    for (const handle of handles.slice(0, 20)) {
+      const history = await handle.fetchHistory();
+      events += history.events?.length ?? 0;
+      timedOut += history.events?.filter((e) => e.workflowTaskTimedOutEventAttributes).length ?? 0;
+    }
     process.stdout.write(
       `${runs} runs × ${iterations} iterations (model ${latencyMs} ms) on one worker: ` +
         `${settled.filter((s) => s.ok).length}/${runs} completed in ${(wallMs / 1000).toFixed(1)} s\n` +
@@ -94,7 +103,8 @@ async function main(): Promise<void> {
             `describe (server only): ${line(describeMs)}\n`
           : '') +
         `worker: ${(stopped.cpuMs / (runs * iterations)).toFixed(1)} ms CPU per iteration, ` +
-        `peak RSS ${(stopped.maxRssBytes / 2 ** 20).toFixed(0)} MiB, options ${JSON.stringify(config.workerOptions)}\n`,
+        `peak RSS ${(stopped.maxRssBytes / 2 ** 20).toFixed(0)} MiB, options ${JSON.stringify(config.workerOptions)}\n` +
+        `first 20 runs: ${events} events, ${timedOut} workflow tasks timed out\n`,
     );
   } finally {
     if (child.exitCode === null) child.kill('SIGTERM');

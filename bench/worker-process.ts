@@ -34,6 +34,7 @@ export type BenchWorkerTuning = Pick<
   | 'maxConcurrentWorkflowTaskPolls'
   | 'maxConcurrentActivityTaskExecutions'
   | 'tuner'
+  | 'stickyQueueScheduleToStartTimeout'
   | 'nonStickyToStickyPollRatio'
   | 'workflowThreadPoolSize'
   | 'reuseV8Context'

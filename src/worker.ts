@@ -163,12 +163,14 @@ export interface WorkerSettings {
 export const DEFAULT_MAX_CACHED_RUNS = 300;
 
 /**
- * Workflow tasks a worker takes at once (`maxConcurrentWorkflowTaskExecutions`; SDK default 40). One
- * workflow thread runs them one after another, queries included, so a query taken while 39 tasks
- * wait ahead of it waits for all of them; with a few slots the rest wait on the server instead, where
- * they cost the worker nothing (docs/benchmarks.md, "Query latency under load").
+ * Workflow tasks a worker takes at once (`maxConcurrentWorkflowTaskExecutions`), queries among them:
+ * the SDK's 40. One workflow thread runs them in turn, so fewer slots answer queries to idle runs
+ * sooner, but an overloaded worker's other tasks then wait on the server's sticky queue, where one
+ * waiting longer than the sticky timeout (3 s) times out and is scheduled again. With 200 busy runs
+ * on one worker, 10 or 20 slots made runs slower and queries' p95 worse than 40 (docs/benchmarks.md,
+ * "Query latency under load").
  */
-export const DEFAULT_WORKFLOW_TASK_SLOTS = 10;
+export const DEFAULT_WORKFLOW_TASK_SLOTS = 40;
 
 export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSettings {
   const grace = parseDurationSetting('DURABLE_AGENT_SHUTDOWN_GRACE', env.DURABLE_AGENT_SHUTDOWN_GRACE, {
