@@ -3,7 +3,7 @@ import { settle, startRun, uniqueName } from './context';
 import { bundleBenchWorkflows, connectBenchClient, makeWorkDir, startBenchServer } from './server';
 import { distribution, ms } from './stats';
 import { forkBenchWorker, nextMessage, stopChild } from './worker-child';
-import type { WorkerProcessConfig } from './worker-process';
+import type { BenchWorkerTuning, WorkerProcessConfig } from './worker-process';
 
 /**
  * `node dist/bench/query-latency.js [runs=120] [iterations=10] [latencyMs=100] [wftSlots]`: how fast the
@@ -11,8 +11,9 @@ import type { WorkerProcessConfig } from './worker-process';
  * One worker process (default options) runs `runs` agent runs of `iterations` iterations with a
  * scripted model of `latencyMs` per call; meanwhile 4 clients query `state` of random runs back to
  * back. `wftSlots` sets the worker's maxConcurrentWorkflowTaskExecutions (default: the production
- * worker's). Prints the query latency distribution and the runs' wall time. `BENCH_CPU_PROF=<dir>` writes
- * CPU profiles of the worker's threads there.
+ * worker's); `BENCH_WORKER_OPTIONS='{"workflowThreadPoolSize":2}'` sets other worker options (JSON, on top).
+ * Prints the query latency distribution, the runs' wall time and the worker's CPU and peak RSS.
+ * `BENCH_CPU_PROF=<dir>` writes CPU profiles of the worker's threads there.
  */
 async function main(): Promise<void> {
   const [runs = 120, iterations = 10, latencyMs = 100, wftSlots] = process.argv.slice(2).map(Number);
@@ -31,7 +32,10 @@ async function main(): Promise<void> {
     latencyMs,
     calls: runs * (iterations + 1) + 16,
     workspace: workDir,
-    ...(wftSlots ? { workerOptions: { maxConcurrentWorkflowTaskExecutions: wftSlots } } : {}),
+    workerOptions: {
+      ...(JSON.parse(process.env.BENCH_WORKER_OPTIONS ?? '{}') as BenchWorkerTuning),
+      ...(wftSlots ? { maxConcurrentWorkflowTaskExecutions: wftSlots } : {}),
+    },
   };
   const child = forkBenchWorker(config, { label: 'query-latency' });
   try {
@@ -44,14 +48,31 @@ async function main(): Promise<void> {
     );
     let done = false;
     const latencies: number[] = [];
+    // BENCH_QUERY_CLASSIFY=1: describe the run first and sort each query by whether the run had a
+    // workflow task scheduled or started then (the server holds a query back until that task is done).
+    const classify = process.env.BENCH_QUERY_CLASSIFY === '1';
+    const byTask: Record<'pending' | 'none', number[]> = { pending: [], none: [] };
+    const describeMs: number[] = [];
     let failures = 0;
     const queriers = Array.from({ length: 4 }, async () => {
       while (!done) {
         const handle = handles[Math.floor(Math.random() * handles.length)]!;
-        const t0 = performance.now();
         try {
+          let pending: boolean | undefined;
+          if (classify) {
+            const d0 = performance.now();
+            const described = await client.workflowService.describeWorkflowExecution({
+              namespace: client.options.namespace,
+              execution: { workflowId: handle.workflowId },
+            });
+            describeMs.push(performance.now() - d0);
+            pending = !!described.pendingWorkflowTask;
+          }
+          const t0 = performance.now();
           await handle.query(stateQuery);
-          latencies.push(performance.now() - t0);
+          const took = performance.now() - t0;
+          latencies.push(took);
+          if (pending !== undefined) byTask[pending ? 'pending' : 'none'].push(took);
         } catch {
           failures += 1;
         }
@@ -62,18 +83,39 @@ async function main(): Promise<void> {
     done = true;
     await Promise.all(queriers);
     const d = distribution(latencies);
+    const stopped = await stopChild(child);
+    // Workflow tasks that timed out (a sticky task not taken within the sticky schedule-to-start
+    // timeout moves to the shared queue, and the worker may rebuild the run by replay).
+    let timedOut = 0;
+    let events = 0;
+    for (const handle of handles.slice(0, 20)) {
+      const history = await handle.fetchHistory();
+      events += history.events?.length ?? 0;
+      timedOut += history.events?.filter((e) => e.workflowTaskTimedOutEventAttributes).length ?? 0;
+    }
     process.stdout.write(
       `${runs} runs × ${iterations} iterations (model ${latencyMs} ms) on one worker: ` +
         `${settled.filter((s) => s.ok).length}/${runs} completed in ${(wallMs / 1000).toFixed(1)} s\n` +
         `state query while they ran: n=${d.n} median ${ms(d.median)} p95 ${ms(d.p95)} max ${ms(Math.max(...latencies))}` +
-        ` (${failures} failed)\n`,
+        ` (${failures} failed)\n` +
+        (classify
+          ? `  run had a workflow task pending: ${line(byTask.pending)}; none pending: ${line(byTask.none)}; ` +
+            `describe (server only): ${line(describeMs)}\n`
+          : '') +
+        `worker: ${(stopped.cpuMs / (runs * iterations)).toFixed(1)} ms CPU per iteration, ` +
+        `peak RSS ${(stopped.maxRssBytes / 2 ** 20).toFixed(0)} MiB, options ${JSON.stringify(config.workerOptions)}\n` +
+        `first 20 runs: ${events} events, ${timedOut} workflow tasks timed out\n`,
     );
-    await stopChild(child);
   } finally {
     if (child.exitCode === null) child.kill('SIGTERM');
     await client.connection.close();
     await server.stop();
   }
+}
+
+function line(values: number[]): string {
+  const d = distribution(values);
+  return `n=${d.n} median ${ms(d.median)} p95 ${ms(d.p95)}`;
 }
 
 main().catch((err) => {

@@ -23,8 +23,22 @@ export interface WorkerProcessConfig {
   /** The model answers every call with text (a session's answer) instead of the bench agent's tool call. */
   answerOnly?: boolean;
   /** Worker options on top of the production ones (JSON values only: cache size, slots). */
-  workerOptions?: Pick<WorkerOptions, 'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskExecutions'>;
+  workerOptions?: BenchWorkerTuning;
 }
+
+/** The worker options a bench may set on its worker process (JSON values only). */
+export type BenchWorkerTuning = Pick<
+  WorkerOptions,
+  | 'maxCachedWorkflows'
+  | 'maxConcurrentWorkflowTaskExecutions'
+  | 'maxConcurrentWorkflowTaskPolls'
+  | 'maxConcurrentActivityTaskExecutions'
+  | 'tuner'
+  | 'stickyQueueScheduleToStartTimeout'
+  | 'nonStickyToStickyPollRatio'
+  | 'workflowThreadPoolSize'
+  | 'reuseV8Context'
+>;
 
 /** Memory of the worker process now (after a full GC when the process runs with --expose-gc). */
 export interface WorkerMemory {

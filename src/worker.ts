@@ -147,6 +147,11 @@ export interface WorkerSettings {
   stickyActivities: boolean;
   /** `DURABLE_AGENT_MAX_CACHED_RUNS`: runs kept in the workflow cache (default {@link DEFAULT_MAX_CACHED_RUNS}). */
   maxCachedRuns: number;
+  /**
+   * `DURABLE_AGENT_WORKFLOW_TASK_SLOTS`: workflow tasks (queries among them) the worker holds at once
+   * (default {@link DEFAULT_WORKFLOW_TASK_SLOTS}).
+   */
+  workflowTaskSlots: number;
 }
 
 /**
@@ -156,6 +161,16 @@ export interface WorkerSettings {
  * "Worker cost"). A run evicted from the cache is rebuilt by replay when it next has work.
  */
 export const DEFAULT_MAX_CACHED_RUNS = 300;
+
+/**
+ * Workflow tasks a worker takes at once (`maxConcurrentWorkflowTaskExecutions`), queries among them:
+ * the SDK's 40. One workflow thread runs them in turn, so fewer slots answer queries to idle runs
+ * sooner, but an overloaded worker's other tasks then wait on the server's sticky queue, where one
+ * waiting longer than the sticky timeout (3 s) times out and is scheduled again. With 200 busy runs
+ * on one worker, 10 or 20 slots made runs slower and queries' p95 worse than 40 (docs/benchmarks.md,
+ * "Query latency under load").
+ */
+export const DEFAULT_WORKFLOW_TASK_SLOTS = 40;
 
 export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSettings {
   const grace = parseDurationSetting('DURABLE_AGENT_SHUTDOWN_GRACE', env.DURABLE_AGENT_SHUTDOWN_GRACE, {
@@ -171,8 +186,14 @@ export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSett
   if (!Number.isInteger(cached) || cached < 2 || cached > 100_000) {
     throw new Error(`DURABLE_AGENT_MAX_CACHED_RUNS must be a whole number from 2 to 100000, got '${cachedRaw}'`);
   }
+  const slotsRaw = env.DURABLE_AGENT_WORKFLOW_TASK_SLOTS?.trim();
+  const slots = slotsRaw ? Number(slotsRaw) : DEFAULT_WORKFLOW_TASK_SLOTS;
+  if (!Number.isInteger(slots) || slots < 2 || slots > 1000) {
+    throw new Error(`DURABLE_AGENT_WORKFLOW_TASK_SLOTS must be a whole number from 2 to 1000, got '${slotsRaw}'`);
+  }
   return {
     maxCachedRuns: cached,
+    workflowTaskSlots: slots,
     shutdownGraceMs: grace ?? DEFAULT_SHUTDOWN_GRACE_MS,
     stickyActivities: !/^(0|false|no|off)$/i.test(env.DURABLE_AGENT_STICKY_ACTIVITIES?.trim() ?? ''),
     ...(idle !== undefined ? { modelIdleTimeoutMs: idle } : {}),
@@ -261,6 +282,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT_MS,
     // A bound on the memory cached runs (waiting sessions among them) hold; see DEFAULT_MAX_CACHED_RUNS.
     maxCachedWorkflows: workerSettings().maxCachedRuns,
+    ...workflowTaskSlots(workerSettings(), options.workerOptions),
     shutdownGraceTime: graceMs,
     shutdownForceTime: graceMs + SHUTDOWN_FORCE_MARGIN_MS,
     ...(options.identity ? { identity: options.identity } : {}),
@@ -292,6 +314,18 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     ? await Worker.create({ ...common, taskQueue: stickyQueue, workflowsPath: undefined, workflowBundle: undefined })
     : undefined;
   return new AgentWorker(main, own, stickyQueue);
+}
+
+/**
+ * The workflow task slots a worker takes (see DEFAULT_WORKFLOW_TASK_SLOTS), unless the caller's
+ * options set their own count or a tuner (the SDK refuses a tuner next to slot counts).
+ */
+export function workflowTaskSlots(
+  settings: Pick<WorkerSettings, 'workflowTaskSlots'>,
+  workerOptions: Partial<WorkerOptions> | undefined,
+): Pick<WorkerOptions, 'maxConcurrentWorkflowTaskExecutions'> {
+  if (workerOptions?.tuner || workerOptions?.maxConcurrentWorkflowTaskExecutions !== undefined) return {};
+  return { maxConcurrentWorkflowTaskExecutions: settings.workflowTaskSlots };
 }
 
 /**

@@ -12,7 +12,7 @@ import { DEFAULT_SHUTDOWN_GRACE_MS, workerSettings } from '../worker';
 import { environmentConnection, withEnvironmentDefaults } from './connection-defaults';
 import { activityDeps, checkOptions, type AgentPluginOptions } from './options';
 import { runWithCompanion, type Companion } from './worker-companion';
-import { singleWorkflowPackage } from './bundler';
+import { singleWorkflowPackage, withSharedWorkflowModules } from './bundler';
 
 /** The worker settings the agent needs, applied where the user's own options leave them out. */
 export const AGENT_WORKER_DEFAULTS = {
@@ -117,7 +117,7 @@ export class AgentPlugin extends SimplePlugin {
   }
 
   override configureBundler(options: BundleOptions): BundleOptions {
-    return singleWorkflowPackage(super.configureBundler(options));
+    return withSharedWorkflowModules(singleWorkflowPackage(super.configureBundler(options)));
   }
 
   override configureClient(options: ClientOptions): ClientOptions {

@@ -1,5 +1,17 @@
 import type { BundleOptions } from '@temporalio/worker';
 import * as path from 'node:path';
+import { SHARED_WORKFLOW_MODULES } from '../workflow-bundle-options';
+
+/**
+ * The agent's shared modules (zod) preloaded once per workflow thread, next to the user's own
+ * preloaded modules, as the worker's prebuilt bundle does (src/workflow-bundle-options.ts): without
+ * it, a bundle made through the plugin evaluates zod again for every run it starts or rebuilds.
+ */
+export function withSharedWorkflowModules(options: BundleOptions): BundleOptions {
+  const own = options.preloadModules ?? [];
+  const missing = SHARED_WORKFLOW_MODULES.filter((module) => !own.includes(module));
+  return missing.length ? { ...options, preloadModules: [...own, ...missing] } : options;
+}
 
 /**
  * A workflow bundle must hold one copy of `@temporalio/workflow`: two (the user's, and one next to a

@@ -1,6 +1,7 @@
 import {
   DEFAULT_MAX_CACHED_RUNS,
   DEFAULT_SHUTDOWN_GRACE_MS,
+  DEFAULT_WORKFLOW_TASK_SLOTS,
   parseDurationSetting,
   workerSettings,
 } from '../../src/worker';
@@ -12,7 +13,17 @@ test('worker settings default when the environment says nothing', () => {
     shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS,
     stickyActivities: true,
     maxCachedRuns: DEFAULT_MAX_CACHED_RUNS,
+    workflowTaskSlots: DEFAULT_WORKFLOW_TASK_SLOTS,
   });
+});
+
+test('DURABLE_AGENT_WORKFLOW_TASK_SLOTS sets the workflow task slots; anything but a whole number from 2 to 1000 is rejected', () => {
+  expect(workerSettings({ DURABLE_AGENT_WORKFLOW_TASK_SLOTS: '40' }).workflowTaskSlots).toBe(40);
+  for (const raw of ['1', '4.5', 'few', '-3', '1001']) {
+    expect(() => workerSettings({ DURABLE_AGENT_WORKFLOW_TASK_SLOTS: raw })).toThrow(
+      `DURABLE_AGENT_WORKFLOW_TASK_SLOTS must be a whole number from 2 to 1000, got '${raw}'`,
+    );
+  }
 });
 
 test('DURABLE_AGENT_MAX_CACHED_RUNS bounds the workflow cache; anything but a whole number from 2 is rejected', () => {
