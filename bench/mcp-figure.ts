@@ -3,6 +3,8 @@
  * official SDK client, on the same server program, in one process and one measurement:
  *
  * - direct: `Client.callTool` over its own stdio connection, call after call;
+ * - direct, spaced: the same, one call every SPACED_GAP_MS, about as often as a run makes them:
+ *   both processes sleep between calls, as they do in a run, and waking them costs time on its own;
  * - pooled: the worker's MCP runtime (pooled connection, result handling), no Temporal;
  * - durable: `mcp__bench__echo` called by a run of agentWorkflow, one call per iteration, timed
  *   from the activity's scheduling to its completion in history (what Temporal adds included);
@@ -29,10 +31,14 @@ import { distribution, ms, table, type Distribution } from './stats';
 export interface McpFigure {
   calls: number;
   direct: Distribution;
+  /** Direct calls SPACED_GAP_MS apart, the cadence of a run's calls. */
+  directSpaced: Distribution;
   pooled: Distribution;
   durable: Distribution;
   /** One activity round trip: the run's scripted model calls, schedule to completion. */
   activityRoundTrip: Distribution;
+  /** Median durable minus median direct, spaced. */
+  addedSpacedMs: number;
   /** Median durable minus median direct. */
   addedMedianMs: number;
   /** Server processes the worker's pool started for the whole run. */
@@ -40,6 +46,8 @@ export interface McpFigure {
 }
 
 const WARMUP = 5;
+/** Pause between spaced direct calls: about one durable call's round trip, so both sides idle alike. */
+const SPACED_GAP_MS = 8;
 
 export async function measureMcp(ctx: BenchContext): Promise<McpFigure> {
   const calls = ctx.quick ? 30 : 100;
@@ -53,6 +61,13 @@ export async function measureMcp(ctx: BenchContext): Promise<McpFigure> {
     const started = performance.now();
     await client.callTool({ name: 'echo', arguments: { text: `call ${i}` } });
     if (i >= WARMUP) direct.push(performance.now() - started);
+  }
+  const directSpaced: number[] = [];
+  for (let i = 0; i < WARMUP + calls; i++) {
+    await new Promise((resolve) => setTimeout(resolve, SPACED_GAP_MS));
+    const started = performance.now();
+    await client.callTool({ name: 'echo', arguments: { text: `spaced ${i}` } });
+    if (i >= WARMUP) directSpaced.push(performance.now() - started);
   }
   await client.close();
 
@@ -126,13 +141,16 @@ export async function measureMcp(ctx: BenchContext): Promise<McpFigure> {
   const figure = {
     calls,
     direct: distribution(direct),
+    directSpaced: distribution(directSpaced),
     pooled: distribution(pooled),
     durable: distribution(durable),
     activityRoundTrip: distribution(modelCalls),
     addedMedianMs: 0,
+    addedSpacedMs: 0,
     serverProcesses,
   };
   figure.addedMedianMs = figure.durable.median - figure.direct.median;
+  figure.addedSpacedMs = figure.durable.median - figure.directSpaced.median;
   return figure;
 }
 
@@ -167,11 +185,13 @@ export function formatMcpFigure(f: McpFigure): string[] {
     table([
       ['path', 'calls', 'median', 'p95', 'mean'],
       row('direct SDK client (Client.callTool)', f.direct),
+      row(`direct SDK client, one call every ${SPACED_GAP_MS} ms`, f.directSpaced),
       row('worker MCP runtime, pooled (no Temporal)', f.pooled),
       row('durable: runTool activity, scheduled→completed', f.durable),
       row('one activity round trip (scripted model call)', f.activityRoundTrip),
     ]),
-    `durable − direct (median): ${ms(f.addedMedianMs)} ms; activity round trip (median): ${ms(f.activityRoundTrip.median)} ms; ` +
+    `durable − direct (median): ${ms(f.addedMedianMs)} ms (spaced: ${ms(f.addedSpacedMs)} ms); ` +
+      `activity round trip (median): ${ms(f.activityRoundTrip.median)} ms; ` +
       `server processes started for the run: ${f.serverProcesses}`,
   ];
 }
