@@ -3,6 +3,7 @@
  * errors that name the variable and what it accepts, and the defaults they fall back to
  * (docs/configuration.md). `src/worker.ts` re-exports them.
  */
+import { CANCEL_WATCH_MS } from './activities/cancel-watch';
 
 /** Running activities get this long to finish when a worker shuts down, unless configured otherwise. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
@@ -30,6 +31,11 @@ export interface WorkerSettings {
    * (default {@link DEFAULT_WORKFLOW_TASK_SLOTS}).
    */
   workflowTaskSlots: number;
+  /**
+   * `DURABLE_AGENT_CANCEL_WATCH`: how often a running model call asks the server whether its run
+   * cancelled it (an unbilled describe), ms; 0 (`off`) leaves it to the heartbeats (default 1 s).
+   */
+  cancelWatchMs: number;
 }
 
 /**
@@ -69,8 +75,13 @@ export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSett
   if (!Number.isInteger(slots) || slots < 2 || slots > 1000) {
     throw new Error(`DURABLE_AGENT_WORKFLOW_TASK_SLOTS must be a whole number from 2 to 1000, got '${slotsRaw}'`);
   }
+  const watchRaw = env.DURABLE_AGENT_CANCEL_WATCH?.trim();
+  const watch = /^(0|off|false|no)$/i.test(watchRaw ?? '')
+    ? 0
+    : parseDurationSetting('DURABLE_AGENT_CANCEL_WATCH', watchRaw, { min: 100, max: 60_000 });
   return {
     maxCachedRuns: cached,
+    cancelWatchMs: watch ?? CANCEL_WATCH_MS,
     workflowTaskSlots: slots,
     shutdownGraceMs: grace ?? DEFAULT_SHUTDOWN_GRACE_MS,
     stickyActivities: !/^(0|false|no|off)$/i.test(env.DURABLE_AGENT_STICKY_ACTIVITIES?.trim() ?? ''),

@@ -275,6 +275,7 @@ export function defaultActivityDeps(settings: WorkerSettings = workerSettings())
     models: createModelResolver({ anthropic }),
     tools: createDefaultRegistry(),
     defaultWorkspace: process.cwd(),
+    cancelWatchMs: settings.cancelWatchMs,
   };
 }
 

@@ -24,7 +24,8 @@ export type CancelWatchContext = Pick<Context, 'cancellationSignal'> & {
  * heartbeat gap late. `DescribeWorkflowExecution` is not billed and shows the call's pending state
  * as CANCEL_REQUESTED as soon as the workflow asked; the heartbeat sent then carries the cancel
  * back (one action, only on a cancel). If the server cannot be asked (no client, an error), the
- * call simply hears of the cancel with its next regular heartbeat.
+ * call simply hears of the cancel with its next regular heartbeat; so does every call when
+ * `everyMs` is 0 (`DURABLE_AGENT_CANCEL_WATCH=off`).
  */
 export async function withCancelWatch<T>(
   ctx: CancelWatchContext,
@@ -32,7 +33,7 @@ export async function withCancelWatch<T>(
   call: () => Promise<T>,
   everyMs = CANCEL_WATCH_MS,
 ): Promise<T> {
-  const ask = describer(ctx);
+  const ask = everyMs > 0 ? describer(ctx) : undefined;
   if (!ask) return call();
   let timer: NodeJS.Timeout | undefined;
   let done = false;

@@ -21,7 +21,7 @@ import { ConversationCache } from './conversation-cache';
 import { outcomeUnknownMessage } from './outcome-unknown';
 import { modelRequest } from './model-request';
 import { modelProgress } from './model-progress';
-import { withCancelWatch } from './cancel-watch';
+import { CANCEL_WATCH_MS, withCancelWatch } from './cancel-watch';
 import { proseProgress } from './prose-progress';
 import { createHookActivities } from './hooks';
 import { createContextActivities } from './context';
@@ -45,6 +45,8 @@ export interface ActivityDeps {
   defaultWorkspace?: string;
   /** How often tools heartbeat so cancellation reaches them (ms). */
   toolHeartbeatIntervalMs?: number;
+  /** How often a model call asks whether its run cancelled it, ms; 0 turns the watch off (default 1 s). */
+  cancelWatchMs?: number;
   /** The worker's conversation cache; one per worker process (a fresh one by default). */
   conversations?: ConversationCache;
   /** This worker's own task queue, which runs route their next calls to (sticky activities). */
@@ -72,6 +74,7 @@ export interface ActivityDeps {
  */
 export function createActivities(deps: ActivityDeps) {
   const heartbeatEveryMs = deps.toolHeartbeatIntervalMs ?? 1000;
+  const cancelWatchMs = deps.cancelWatchMs ?? CANCEL_WATCH_MS;
   const conversations = deps.conversations ?? new ConversationCache();
   const settingsFile = deps.settingsFile ?? workerSettingsPath();
   const defaultWorkspace = deps.defaultWorkspace ?? process.cwd();
@@ -104,11 +107,15 @@ export function createActivities(deps: ActivityDeps) {
     const { beatNow, ...progress } = modelProgress(ctx, input.model, { label: 'model call' });
     const response = checkModelResponse(
       await onShutdown(ctx, 'model call', () =>
-        withCancelWatch(ctx, beatNow, () =>
-          deps.models(input.model).call(request, {
-            signal: ctx.cancellationSignal,
-            ...proseProgress(input.toolProtocol, progress),
-          }),
+        withCancelWatch(
+          ctx,
+          beatNow,
+          () =>
+            deps.models(input.model).call(request, {
+              signal: ctx.cancellationSignal,
+              ...proseProgress(input.toolProtocol, progress),
+            }),
+          cancelWatchMs,
         ),
       ),
     );
@@ -151,8 +158,11 @@ export function createActivities(deps: ActivityDeps) {
     const { beatNow, ...progress } = modelProgress(ctx, input.model, { label: 'closing summary' });
     const response = checkModelResponse(
       await onShutdown(ctx, 'closing summary', () =>
-        withCancelWatch(ctx, beatNow, () =>
-          deps.models(input.model).call(request, { signal: ctx.cancellationSignal, ...progress }),
+        withCancelWatch(
+          ctx,
+          beatNow,
+          () => deps.models(input.model).call(request, { signal: ctx.cancellationSignal, ...progress }),
+          cancelWatchMs,
         ),
       ),
     );

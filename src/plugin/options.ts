@@ -100,6 +100,7 @@ export function activityDeps(options: AgentPluginOptions): ActivityDeps {
     models,
     tools,
     defaultWorkspace: options.workspace ?? process.cwd(),
+    cancelWatchMs: settings.cancelWatchMs,
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.settingsFile ? { settingsFile: options.settingsFile } : {}),
     ...(options.agentsDir ? { agentsDir: options.agentsDir } : {}),

@@ -14,7 +14,21 @@ test('worker settings default when the environment says nothing', () => {
     stickyActivities: true,
     maxCachedRuns: DEFAULT_MAX_CACHED_RUNS,
     workflowTaskSlots: DEFAULT_WORKFLOW_TASK_SLOTS,
+    cancelWatchMs: 1000,
   });
+});
+
+test('DURABLE_AGENT_CANCEL_WATCH sets how often a model call asks about a cancel; off or 0 turns it off', () => {
+  expect(workerSettings({ DURABLE_AGENT_CANCEL_WATCH: '2s' }).cancelWatchMs).toBe(2000);
+  expect(workerSettings({ DURABLE_AGENT_CANCEL_WATCH: '500ms' }).cancelWatchMs).toBe(500);
+  for (const off of ['off', '0', 'OFF'])
+    expect(workerSettings({ DURABLE_AGENT_CANCEL_WATCH: off }).cancelWatchMs).toBe(0);
+  expect(() => workerSettings({ DURABLE_AGENT_CANCEL_WATCH: '10ms' })).toThrow(
+    "DURABLE_AGENT_CANCEL_WATCH must be between 100ms and 1m, got '10ms'",
+  );
+  expect(() => workerSettings({ DURABLE_AGENT_CANCEL_WATCH: 'often' })).toThrow(
+    'DURABLE_AGENT_CANCEL_WATCH must be a duration such as 30s',
+  );
 });
 
 test('DURABLE_AGENT_WORKFLOW_TASK_SLOTS sets the workflow task slots; anything but a whole number from 2 to 1000 is rejected', () => {

@@ -117,3 +117,17 @@ test('a call that fails fails the same way through the watch', async () => {
     ),
   ).rejects.toThrow('model said no');
 });
+
+test('an interval of 0 (DURABLE_AGENT_CANCEL_WATCH=off) never asks the server', async () => {
+  const { ctx, asked } = context(async () => ({ pendingActivities: [{ activityId: '3', state: CANCEL_REQUESTED }] }));
+  let beats = 0;
+  await expect(
+    withCancelWatch(
+      ctx,
+      () => (beats += 1),
+      () => sleep(5 * EVERY_MS).then(() => 'ok'),
+      0,
+    ),
+  ).resolves.toBe('ok');
+  expect({ asked: asked(), beats }).toEqual({ asked: 0, beats: 0 });
+});
