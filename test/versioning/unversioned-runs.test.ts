@@ -56,7 +56,7 @@ test('a run started on an unversioned worker moves to the current version at its
     await waitForState(handle, (s) => s.pendingApprovals.length === 1);
 
     await startWorker('worker-B', { deploymentName, buildId: 'B' }, new ScriptedModel([text('B answers')]));
-    await setCurrentVersion(deploymentName, 'B');
+    await setCurrentVersion(deploymentName, 'B', { client: env.client, taskQueue });
     await handle.executeUpdate(approveToolUpdate, { args: [{ toolUseId: 'toolu_u1' }] });
 
     expect((await handle.result()).finalText).toBe('B answers');

@@ -54,7 +54,7 @@ async function startWorker(buildId: string, steps: ScriptStep[]): Promise<Script
   return model;
 }
 
-const setCurrent = (buildId: string) => setCurrentVersion(deploymentName, buildId);
+const setCurrent = (buildId: string) => setCurrentVersion(deploymentName, buildId, { client: env.client, taskQueue });
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
