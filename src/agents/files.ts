@@ -1,10 +1,9 @@
 import { constants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
-import { StringDecoder } from 'node:string_decoder';
 import { withLocated } from '../safe-fs';
 import { errorMessage } from '../tools/registry';
-import { listNames, readCapped, type DirList, type FileRead } from '../context/workspace-files';
+import { listNames, readCapped, readTextFrom, type DirList, type FileRead } from '../context/workspace-files';
 
 /**
  * Finding and reading agent files. A workspace's agents folders are model-writable: listed and read
@@ -80,22 +79,7 @@ export async function readOperatorAgentFile(file: string, maxBytes: number): Pro
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) return { kind: 'refused', reason: 'it is not a regular file' };
-    const buffer = Buffer.alloc(Math.min(maxBytes, stat.size));
-    let filled = 0;
-    while (filled < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    const bytes = buffer.subarray(0, filled);
-    const nul = bytes.indexOf(0);
-    if (nul !== -1) return { kind: 'refused', reason: `it is a binary file (a NUL byte at offset ${nul})` };
-    return {
-      kind: 'ok',
-      text: new StringDecoder('utf8').write(bytes),
-      fileBytes: stat.size,
-      truncated: stat.size > filled,
-    };
+    return await readTextFrom(handle, stat.size, maxBytes);
   } catch (error) {
     return { kind: 'refused', reason: errorMessage(error) };
   } finally {

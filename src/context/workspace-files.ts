@@ -1,4 +1,5 @@
 import { promises as fs, type Dirent, type Stats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { openRegularFile, withLocated } from '../safe-fs';
@@ -54,18 +55,7 @@ export async function readCapped(
       try {
         const foreign = foreignFile(stat, owners);
         if (foreign) return { kind: 'refused', reason: foreign };
-        const buffer = Buffer.alloc(Math.min(maxBytes, stat.size));
-        let filled = 0;
-        while (filled < buffer.length) {
-          const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
-          if (bytesRead === 0) break;
-          filled += bytesRead;
-        }
-        const bytes = buffer.subarray(0, filled);
-        const nul = bytes.indexOf(0);
-        if (nul !== -1) return { kind: 'refused', reason: `it is a binary file (a NUL byte at offset ${nul})` };
-        const text = new StringDecoder('utf8').write(bytes);
-        return { kind: 'ok', text, fileBytes: stat.size, truncated: stat.size > filled };
+        return await readTextFrom(handle, stat.size, maxBytes);
       } finally {
         await handle.close();
       }
@@ -74,6 +64,24 @@ export async function readCapped(
     if (isMissing(error)) return { kind: 'missing' };
     return { kind: 'refused', reason: errorMessage(error) };
   }
+}
+
+/**
+ * The first `maxBytes` of an open regular file of `size` bytes, as UTF-8 text; a file holding a NUL
+ * byte is refused as binary.
+ */
+export async function readTextFrom(handle: FileHandle, size: number, maxBytes: number): Promise<FileRead> {
+  const buffer = Buffer.alloc(Math.min(maxBytes, size));
+  let filled = 0;
+  while (filled < buffer.length) {
+    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  const bytes = buffer.subarray(0, filled);
+  const nul = bytes.indexOf(0);
+  if (nul !== -1) return { kind: 'refused', reason: `it is a binary file (a NUL byte at offset ${nul})` };
+  return { kind: 'ok', text: new StringDecoder('utf8').write(bytes), fileBytes: size, truncated: size > filled };
 }
 
 /** Whether anything (file, folder, link) is named `name` in `dir` (a `.git` boundary). */
