@@ -1,6 +1,6 @@
 import { LoopExit } from './run/loop-exit';
 import type { Run } from './run/run';
-import { keepConversationSmall } from './steps/compaction';
+import { compactionDue, keepConversationSmall } from './steps/compaction';
 import { endMessageAtLimit, messageBlocked, waitForInput } from './steps/finish';
 import { handOver, shouldContinueAsNew } from './steps/hand-over';
 import { takeMessages } from './steps/intake';
@@ -27,8 +27,10 @@ export async function agentLoop(run: Run): Promise<LoopExit> {
     if (hooks.stopRunRequested)
       return LoopExit.interrupted({ reason: hooks.stopRunRequested }, state.lastAssistantText);
     if (state.overBudget(run.input.maxBudgetUsd)) return new LoopExit('max_budget', state.lastAssistantText);
-    // Messages join before the size check, so what they add is bounded with the rest.
-    if ((await takeMessages(run)) === 'blocked') {
+    // Messages join before the size check, so what they add is bounded with the rest. (The
+    // synchronous checks before each `await` keep an iteration's promises few: the SDK records a
+    // stack trace for every promise a workflow creates; docs/benchmarks.md#worker-cost.)
+    if (state.inbox.count > 0 && (await takeMessages(run)) === 'blocked') {
       const exit = await messageBlocked(run);
       if (exit) return exit;
       continue;
@@ -36,7 +38,7 @@ export async function agentLoop(run: Run): Promise<LoopExit> {
     if (hooks.stopRunRequested)
       return LoopExit.interrupted({ reason: hooks.stopRunRequested }, state.lastAssistantText);
     // Compaction comes before continue-as-new: the conversation travels in its input.
-    if ((await keepConversationSmall(run)) === 'does_not_fit') {
+    if (compactionDue(run) && (await keepConversationSmall(run)) === 'does_not_fit') {
       return new LoopExit('failed', state.lastAssistantText, {
         type: 'DurableAgent.ContextWindowExceeded',
         message: `the conversation does not fit the context window of ${settings.model} (${settings.contextWindow} tokens) even right after compaction`,

@@ -20,6 +20,11 @@ export const MAX_STOP_BLOCKS = 8;
 export type PreToolDecision =
   { kind: 'deny'; reason: string } | { kind: 'run'; input: unknown; ask: boolean; allowed: boolean; context?: string };
 
+/** The decision when no PreToolUse hook has a say: run the call as the model asked. */
+export function runAsAsked(toolUse: ToolUseBlock): PreToolDecision {
+  return { kind: 'run', input: toolUse.input, ask: false, allowed: false };
+}
+
 /**
  * The run's hooks (docs/hooks.md): each event with hooks is one `runHook` activity
  * per occurrence, with ONE attempt, so a hook is never silently run twice for one call. A hook
@@ -63,8 +68,7 @@ export class Hooks {
 
   /** PreToolUse: deny (a hook said so, or failed), or run with the input the hooks left. */
   async beforeTool(toolUse: ToolUseBlock): Promise<PreToolDecision> {
-    const plain: PreToolDecision = { kind: 'run', input: toolUse.input, ask: false, allowed: false };
-    if (!this.has('PreToolUse')) return plain;
+    if (!this.has('PreToolUse')) return runAsAsked(toolUse);
     const outcome = await this.run(
       { event: 'PreToolUse', toolName: toolUse.name, toolInput: toolUse.input, toolUseId: toolUse.id },
       `PreToolUse ${toolUse.name}`,

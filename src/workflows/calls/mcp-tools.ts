@@ -145,6 +145,11 @@ export class McpTools {
     if (ref) this.changed.add(ref.server.name);
   }
 
+  /** Whether a call reported changed tools since the last refresh. */
+  get changesPending(): boolean {
+    return this.changed.size > 0;
+  }
+
   /** The defined point: between a turn's tool calls and the next model call. */
   async refreshIfChanged(): Promise<void> {
     if (this.changed.size === 0) return;

@@ -147,17 +147,18 @@ export class ModelCalls {
   }
 
   /** One iteration's model call. */
-  async call(iteration: number): Promise<CallModelOutput> {
+  call(iteration: number): Promise<CallModelOutput> {
     const s = this.settings;
-    const response = await this.withConversation((conversation, options) =>
+    return this.withConversation((conversation, options) =>
       this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
         s.toolProtocol
           ? this.request(conversation, true)
           : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor(iteration) },
       ]),
-    );
-    if (response.workerQueue) this.route.workerQueue = response.workerQueue;
-    return response;
+    ).then((response) => {
+      if (response.workerQueue) this.route.workerQueue = response.workerQueue;
+      return response;
+    });
   }
 
   /**
@@ -200,15 +201,14 @@ export class ModelCalls {
      */
     singleAttempt = false,
   ): Promise<T> {
+    // Promise chains, not `async` frames: this runs for every call, and each frame costs promises.
     const queue = this.workerQueue;
     if (!queue) return call({});
-    try {
-      return await call({
-        taskQueue: queue,
-        scheduleToStartTimeout: STICKY_SCHEDULE_TO_START_TIMEOUT,
-        ...(singleAttempt ? { retry: { maximumAttempts: 1 } } : {}),
-      });
-    } catch (err) {
+    return call({
+      taskQueue: queue,
+      scheduleToStartTimeout: STICKY_SCHEDULE_TO_START_TIMEOUT,
+      ...(singleAttempt ? { retry: { maximumAttempts: 1 } } : {}),
+    }).catch((err: unknown) => {
       if (stopping(err)) throw err;
       const neverStarted = isScheduleToStartTimeout(err);
       const shutDown = failureType(err) === ErrorTypes.WorkerShutdown;
@@ -225,12 +225,10 @@ export class ModelCalls {
       // A retried attempt's timeout does not say whether an earlier attempt started: only a single
       // attempt that was never taken is known not to have run.
       return fallback(!(singleAttempt && neverStarted));
-    }
+    });
   }
 
-  private async withConversation<T>(
-    call: (conversation: ConversationDelta, options: Options) => Promise<T>,
-  ): Promise<T> {
+  private withConversation<T>(call: (conversation: ConversationDelta, options: Options) => Promise<T>): Promise<T> {
     // A call that falls back from a gone worker lands on one without the conversation: send it whole.
     const attempt = (full: boolean) =>
       this.onWorker(
@@ -238,13 +236,11 @@ export class ModelCalls {
         () => call(this.conversation.delta(true), {}),
       );
     if (!this.conversation.hasSyncedPrefix) return attempt(true);
-    try {
-      return await attempt(false);
-    } catch (err) {
+    return attempt(false).catch((err: unknown) => {
       if (failureType(err) !== CACHE_MISS_ERROR_TYPE) throw err;
       log.info('conversation cache miss; resending the whole conversation', { error: failureMessage(err) });
       return attempt(true);
-    }
+    });
   }
 }
 

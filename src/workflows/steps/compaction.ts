@@ -67,6 +67,14 @@ export interface CompactionBounds {
   resultsBytes: number;
 }
 
+/** Whether `keepConversationSmall` has anything to do at this boundary (checked without a promise). */
+export function compactionDue(run: Run): boolean {
+  const { state } = run;
+  return (
+    state.needsCompaction || state.conversation.bytes > Math.min(run.settings.softCapBytes, MAX_CONVERSATION_BYTES)
+  );
+}
+
 /**
  * Keeps the conversation within its bounds at an iteration boundary. Above the hard cap, older
  * turns are dropped without a model call (a summary call would have to send them all); above the

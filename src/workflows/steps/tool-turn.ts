@@ -8,6 +8,7 @@ import {
 } from '../../shared';
 import { TASK_TOOL_NAME } from '../../shared/subagents';
 import { failureMessage, stopping } from '../calls/failures';
+import { runAsAsked } from '../calls/hooks';
 import type { Run } from '../run/run';
 import { doneResult, fitToBudget, summaryOf, type TurnResults } from './tool-results';
 
@@ -56,14 +57,20 @@ export async function runToolTurn(run: Run, toolUses: ToolUseBlock[]): Promise<T
     }
     return runOne(run, t);
   });
-  // Wait for every call to settle (a cancelled one included) before the run goes on.
+  // Wait for every call to settle (a cancelled one included) before the run goes on. A single
+  // call is awaited alone: the same outcome, with fewer promises on the common path.
+  const results = fitToBudget(calls.length === 1 ? [await calls[0]!] : await allFulfilled(calls));
+  // The one point where a run's MCP tools change: after the turn's calls, before the next model call.
+  if (run.mcp.changesPending) await run.mcp.refreshIfChanged();
+  return { results, ...(finished ? { doneSummary } : {}) };
+}
+
+/** Every call's result once all have settled; the first failure (a stop) when one failed. */
+async function allFulfilled<T>(calls: Promise<T>[]): Promise<T[]> {
   const settled = await Promise.allSettled(calls);
   const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (rejected) throw rejected.reason;
-  const results = fitToBudget(settled.map((r) => (r as PromiseFulfilledResult<ToolResultBlock>).value));
-  // The one point where a run's MCP tools change: after the turn's calls, before the next model call.
-  await run.mcp.refreshIfChanged();
-  return { results, ...(finished ? { doneSummary } : {}) };
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
 /** The `done` call: narrated like any tool call (its summary is the answer), never run as an activity. */
@@ -118,7 +125,7 @@ async function runOne(run: Run, toolUse: ToolUseBlock): Promise<ToolResultBlock>
     return refuse(run, toolUse, `Error: the operator's policy does not allow tool '${toolUse.name}' in this run.`);
   }
   // PreToolUse hooks may deny the call, rewrite its input, ask for approval, or (trusted hooks) allow it.
-  const pre = await hooks.beforeTool(toolUse);
+  const pre = hooks.has('PreToolUse') ? await hooks.beforeTool(toolUse) : runAsAsked(toolUse);
   if (pre.kind === 'deny') return refuse(run, toolUse, `Error: not run: ${pre.reason}`);
   const call: ToolUseBlock = { ...toolUse, input: pre.input };
   if ((permission === 'ask' && !pre.allowed) || pre.ask) {
@@ -150,7 +157,9 @@ async function runOne(run: Run, toolUse: ToolUseBlock): Promise<ToolResultBlock>
     state.activeTools.delete(toolUse.id);
   }
   const notes = [...(pre.kind === 'run' && pre.context ? [`[hook context] ${pre.context}`] : [])];
-  notes.push(...(await hooks.afterTool(toolUse, call.input, content, isError)));
+  if (hooks.has(isError ? 'PostToolUseFailure' : 'PostToolUse')) {
+    notes.push(...(await hooks.afterTool(toolUse, call.input, content, isError)));
+  }
   if (notes.length > 0) {
     // The result no longer matches what the worker cached: it travels inline.
     state.conversation.forgetToolResult(toolUse.id);
