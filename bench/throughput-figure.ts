@@ -41,6 +41,7 @@ const VARIANTS: Array<{ label: string; subject: Subject; eager: boolean }> = [
   { label: 'ours · eager dispatch on', subject: 'ours', eager: true },
   { label: 'ours · eager dispatch off', subject: 'ours', eager: false },
   { label: 'naive · eager dispatch on', subject: 'naive', eager: true },
+  { label: 'naive · eager dispatch off', subject: 'naive', eager: false },
 ];
 
 /**

@@ -60,6 +60,8 @@ export class ModelCalls {
   private workflowTools: ToolSpec[] = [];
   /** Worker queues that did not take a call in time: not followed again in this execution. */
   private readonly abandoned = new Set<string>();
+  /** Calls go to the worker queue of the worker holding the conversation (after a cache miss), see `onWorker`. */
+  private pinned = false;
 
   constructor(
     private readonly conversation: Conversation,
@@ -185,47 +187,57 @@ export class ModelCalls {
   }
 
   /**
-   * Runs an activity on the worker that holds the conversation when there is one. If that worker
-   * does not take it in time (gone, saturated) or shuts down during it, the run forgets it and
-   * `fallback` decides what to do on the shared queue, told that an attempt may have started (a
-   * mutating tool is then not re-run blindly).
+   * Runs an activity where the conversation is. At first on the run's own task queue: with eager
+   * activity dispatch the server hands the call straight to the worker completing this workflow
+   * task, which is the worker caching the run and, after its first call, the conversation (no
+   * matching, no poll). Once a call missed the cache there (no eager dispatch, several workers),
+   * the run pins its calls to the worker queue of the worker holding the conversation; if that
+   * worker does not take a call in time (gone, saturated) or shuts down during it, the run forgets
+   * it and `fallback` decides what to do on the shared queue, told whether an attempt may have
+   * started (a mutating tool is then not re-run blindly).
    */
-  async onWorker<T>(
+  onWorker<T>(
     call: (options: Options) => Promise<T>,
     fallback: (mayHaveStarted: boolean) => Promise<T>,
     /**
-     * Tools: one attempt on the worker's own queue, so its failure tells whether it started. A
-     * schedule-to-start timeout then means it never did; any other failure (the worker died or shut
-     * down mid-call) means it may have, and the shared queue takes over at once (a mutating tool is
-     * not re-run blindly). Model calls keep their retry policy there (429s wait their Retry-After).
+     * Tools: one attempt, so its failure tells whether it started. A schedule-to-start timeout on a
+     * worker queue means it never did; any other loss (the worker died or shut down mid-call) means
+     * it may have, and the shared queue takes over at once (a mutating tool is not re-run blindly).
+     * Model calls keep their retry policy (429s wait their Retry-After).
      */
     singleAttempt = false,
   ): Promise<T> {
     // Promise chains, not `async` frames: this runs for every call, and each frame costs promises.
-    const queue = this.workerQueue;
-    if (!queue) return call({});
-    return call({
-      taskQueue: queue,
-      scheduleToStartTimeout: STICKY_SCHEDULE_TO_START_TIMEOUT,
-      ...(singleAttempt ? { retry: { maximumAttempts: 1 } } : {}),
-    }).catch((err: unknown) => {
-      if (stopping(err)) throw err;
-      const neverStarted = isScheduleToStartTimeout(err);
-      const shutDown = failureType(err) === ErrorTypes.WorkerShutdown;
-      const lost = singleAttempt && err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
-      if (!neverStarted && !shutDown && !lost) throw err;
-      if (this.route.workerQueue === queue) this.route.workerQueue = undefined;
-      this.abandoned.add(queue);
-      this.emit({
-        kind: 'notice',
-        message: neverStarted
-          ? `worker queue ${queue} did not take the call; using the shared queue`
-          : `the worker behind ${queue} stopped during the call; going on on the shared queue`,
+    const queue = this.pinned ? this.workerQueue : undefined;
+    const once = singleAttempt ? { retry: { maximumAttempts: 1 } } : {};
+    if (!queue) {
+      if (!singleAttempt) return call({});
+      return call(once).catch((err: unknown) => {
+        if (stopping(err) || !lostOrShutDown(err)) throw err;
+        this.emit({ kind: 'notice', message: 'the worker running the call stopped during it; trying again once' });
+        return fallback(true);
       });
-      // A retried attempt's timeout does not say whether an earlier attempt started: only a single
-      // attempt that was never taken is known not to have run.
-      return fallback(!(singleAttempt && neverStarted));
-    });
+    }
+    return call({ taskQueue: queue, scheduleToStartTimeout: STICKY_SCHEDULE_TO_START_TIMEOUT, ...once }).catch(
+      (err: unknown) => {
+        if (stopping(err)) throw err;
+        const neverStarted = isScheduleToStartTimeout(err);
+        const shutDown = failureType(err) === ErrorTypes.WorkerShutdown;
+        const lost = singleAttempt && lostOrShutDown(err);
+        if (!neverStarted && !shutDown && !lost) throw err;
+        if (this.route.workerQueue === queue) this.route.workerQueue = undefined;
+        this.abandoned.add(queue);
+        this.emit({
+          kind: 'notice',
+          message: neverStarted
+            ? `worker queue ${queue} did not take the call; using the shared queue`
+            : `the worker behind ${queue} stopped during the call; going on on the shared queue`,
+        });
+        // A retried attempt's timeout does not say whether an earlier attempt started: only a single
+        // attempt that was never taken is known not to have run.
+        return fallback(!(singleAttempt && neverStarted));
+      },
+    );
   }
 
   private withConversation<T>(call: (conversation: ConversationDelta, options: Options) => Promise<T>): Promise<T> {
@@ -239,9 +251,23 @@ export class ModelCalls {
     return attempt(false).catch((err: unknown) => {
       if (failureType(err) !== CACHE_MISS_ERROR_TYPE) throw err;
       log.info('conversation cache miss; resending the whole conversation', { error: failureMessage(err) });
+      if (!this.pinned) {
+        // The call reached a worker without the conversation: from now on the run's calls go to the
+        // queue of the worker that takes this one (its result names it), not wherever dispatch lands.
+        this.pinned = true;
+        this.route.workerQueue = undefined;
+      }
       return attempt(true);
     });
   }
+}
+
+/** The attempt's worker died (a start-to-close or heartbeat timeout) or shut down during it. */
+function lostOrShutDown(err: unknown): boolean {
+  return (
+    (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) ||
+    failureType(err) === ErrorTypes.WorkerShutdown
+  );
 }
 
 function isScheduleToStartTimeout(err: unknown): boolean {
