@@ -97,6 +97,8 @@ export const runContinuationSchema = z.strictObject({
   /** A session handed over while waiting for input: when its idle timeout ends (epoch ms). */
   idleDeadline: z.number().optional(),
   workerQueue: z.string().optional(),
+  /** The run's calls go to `workerQueue` (a call missed the conversation cache on the shared queue). */
+  callsPinned: z.boolean().optional(),
   /** Text of answers cut at max_tokens that the next answer continues. */
   textPrefix: z.string().optional(),
   /** Model calls since the session's current message began (a session's `maxIterations` bounds each message). */

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { ActivityDeps } from '../../src/activities';
 import type { ModelProvider } from '../../src/models/types';
 import { createDefaultRegistry } from '../../src/tools';
-import { createAgentWorker } from '../../src/worker';
+import { createAgentWorker, type AgentWorkerOptions } from '../../src/worker';
 
 let runtimeInstalled = false;
 /** Keep worker logs quiet in tests (expected activity and workflow failures log WARN); errors still show. */
@@ -71,6 +71,7 @@ export async function withWorker<T>(
     stickyActivities?: boolean;
     /** A connection of its own: one process may run only one worker per task queue and connection. */
     connection?: NativeConnection;
+    workerOptions?: AgentWorkerOptions['workerOptions'];
   },
   fn: (taskQueue: string) => Promise<T>,
 ): Promise<T> {
@@ -82,6 +83,7 @@ export async function withWorker<T>(
     workflowBundlePath: testBundlePath(),
     deps: { models: () => options.model, tools: createDefaultRegistry(), ...options.deps },
     stickyActivities: options.stickyActivities ?? false,
+    ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}),
   });
   return worker.runUntil(fn(taskQueue));
 }

@@ -7,7 +7,8 @@ import { CACHE_MISS_ERROR_TYPE, WORKFLOW_TYPE, eventsQuery, interruptSignal, sta
 import { createDefaultRegistry } from '../../src/tools';
 import { COMPACTION_INSTRUCTION } from '../../src/workflows/steps/compaction';
 import type { agentWorkflow } from '../../src/workflows';
-import { withWorker } from '../support/temporal';
+import { NativeConnection } from '@temporalio/worker';
+import { testAddress, withWorker } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
 import { baseActivityName } from '../../src/shared/activity-names';
 
@@ -257,6 +258,48 @@ test('a conversation growing past its byte bound is compacted, so it always fits
 });
 
 describe('sticky activities', () => {
+  test('without eager dispatch, a call that misses the cache pins the run to the worker holding its conversation', async () => {
+    const model = new ScriptedModel(blobScript(6, 200));
+    const id = newId('pin');
+    const taskQueue = `pin-${Date.now()}`;
+    const tools = registryWithBlob();
+    // Two workers, each with its own conversation cache, and no eager dispatch: every call goes
+    // through matching, so until the run pins, a delta call lands on either worker.
+    const noEager = { maxEagerActivityReservationsPerWorkflowTask: 0 };
+    const second = await NativeConnection.connect({ address: testAddress() });
+    try {
+      const common = { model, taskQueue, stickyActivities: true, workerOptions: noEager };
+      const result = await withWorker(suite.env, { ...common, deps: { tools } }, () =>
+        withWorker(suite.env, { ...common, deps: { tools }, connection: second }, () =>
+          start(taskQueue, {}, id).then((h) => h.result()),
+        ),
+      );
+      expect(result).toMatchObject({ exitReason: 'completed', iterations: 7 });
+    } finally {
+      await second.close();
+    }
+    expectFullConversations(model.requests);
+    const events = (await suite.env.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    const missAt = events.findIndex(
+      (e) => e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type === CACHE_MISS_ERROR_TYPE,
+    );
+    const misses = events.filter(
+      (e) => e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type === CACHE_MISS_ERROR_TYPE,
+    );
+    // At most one miss: the call after it goes in full, and every later one to one worker's own queue.
+    expect(misses.length).toBeLessThanOrEqual(1);
+    if (missAt >= 0) {
+      const later = events
+        .slice(missAt)
+        .map((e) => e.activityTaskScheduledEventAttributes)
+        .filter((a) => a && baseActivityName(a.activityType?.name ?? '') === 'callModel');
+      const queues = later.slice(1).map((a) => a!.taskQueue?.name ?? '');
+      expect(queues.length).toBeGreaterThan(0);
+      expect(new Set(queues).size).toBe(1);
+      expect(queues[0]?.startsWith(`${taskQueue}@`)).toBe(true);
+    }
+  }, 90_000);
+
   test('when the worker holding a run goes away, the run goes on on another worker and completes', async () => {
     const model = new ScriptedModel(blobScript(5, 200));
     const id = newId('sticky-gone');

@@ -60,15 +60,13 @@ export class ModelCalls {
   private workflowTools: ToolSpec[] = [];
   /** Worker queues that did not take a call in time: not followed again in this execution. */
   private readonly abandoned = new Set<string>();
-  /** Calls go to the worker queue of the worker holding the conversation (after a cache miss), see `onWorker`. */
-  private pinned = false;
 
   constructor(
     private readonly conversation: Conversation,
     private readonly settings: ModelCallSettings,
     private readonly emit: (event: RunEventInput) => void,
     /** Where the worker holding the conversation is: the run's state, carried across continue-as-new. */
-    private readonly route: { workerQueue: string | undefined },
+    private readonly route: { workerQueue: string | undefined; callsPinned: boolean },
     timeouts: RunTimeouts | undefined,
   ) {
     this.activities = agentActivities(
@@ -208,7 +206,7 @@ export class ModelCalls {
     singleAttempt = false,
   ): Promise<T> {
     // Promise chains, not `async` frames: this runs for every call, and each frame costs promises.
-    const queue = this.pinned ? this.workerQueue : undefined;
+    const queue = this.route.callsPinned ? this.workerQueue : undefined;
     const once = singleAttempt ? { retry: { maximumAttempts: 1 } } : {};
     if (!queue) {
       if (!singleAttempt) return call({});
@@ -251,10 +249,11 @@ export class ModelCalls {
     return attempt(false).catch((err: unknown) => {
       if (failureType(err) !== CACHE_MISS_ERROR_TYPE) throw err;
       log.info('conversation cache miss; resending the whole conversation', { error: failureMessage(err) });
-      if (!this.pinned) {
-        // The call reached a worker without the conversation: from now on the run's calls go to the
-        // queue of the worker that takes this one (its result names it), not wherever dispatch lands.
-        this.pinned = true;
+      if (!this.route.callsPinned) {
+        // The call reached a worker without the conversation: from now on the run's calls (this
+        // execution's and the next ones') go to the queue of the worker that takes this one (its
+        // result names it), not wherever dispatch lands.
+        this.route.callsPinned = true;
         this.route.workerQueue = undefined;
       }
       return attempt(true);

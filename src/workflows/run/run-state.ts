@@ -56,8 +56,10 @@ export class RunState {
   /** The iteration at which the conversation was last compacted by a summary. */
   lastCompactionIteration: number | undefined;
   needsCompaction = false;
-  /** The task queue of the worker holding the conversation, if any (model calls go there). */
+  /** The task queue of the worker holding the conversation, if any (pinned calls go there). */
   workerQueue: string | undefined;
+  /** A call missed the conversation cache: calls go to `workerQueue`, not wherever dispatch lands (calls/model-calls.ts). */
+  callsPinned = false;
   /** What run start assembled (system prompt, its sources, the workspace's real path); once per run. */
   context: RunContext | undefined;
   /** Hook events the worker reported at run start: only these schedule hook activities. */
@@ -107,6 +109,7 @@ export class RunState {
     s.lastCompactionIteration = resume.lastCompactionIteration;
     s.needsCompaction = resume.needsCompaction;
     s.workerQueue = resume.workerQueue;
+    s.callsPinned = resume.callsPinned ?? false;
     s.context = resume.context;
     s.hookEvents = resume.hookEvents ?? [];
     s.stopBlocks = resume.stopBlocks ?? 0;
@@ -140,6 +143,7 @@ export class RunState {
       awaitingInput: waiting !== undefined,
       ...(waiting ? { idleDeadline: waiting.idleDeadline } : {}),
       ...(this.workerQueue ? { workerQueue: this.workerQueue } : {}),
+      ...(this.callsPinned ? { callsPinned: true } : {}),
       // Run start's results travel together; a run that never finished its start carries none of them.
       ...(context
         ? {
