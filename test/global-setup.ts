@@ -32,6 +32,15 @@ export default async function globalSetup(): Promise<void> {
   await fs.writeFile(bundlePath, code);
 
   const cli = await findTemporalCli({ log: (m) => console.log(`[global-setup] ${m}`) });
+  // A server of your own instead (another Temporal version, e.g. for test/versioning): its address.
+  const external = process.env.DA_TEST_EXTERNAL_TEMPORAL_ADDRESS?.trim();
+  if (external) {
+    process.env.DA_TEST_TEMPORAL_ADDRESS = external;
+    process.env.DA_TEST_WORKFLOW_BUNDLE = bundlePath;
+    process.env.DA_TEST_TEMPORAL_CLI = cli;
+    (globalThis as Record<string, unknown>).__daTemporal = { dir };
+    return;
+  }
   const address = `127.0.0.1:${await freePort()}`;
   // The server's own log goes to a file: it is noisy at shutdown and rarely what a failing test needs.
   const log = openSync(path.join(dir, 'temporal-server.log'), 'a');
