@@ -28,6 +28,10 @@ import { RoutedModel } from './subagents/routed-model';
  *
  * Record (a new file per history and label; older ones stay):
  * `DA_RECORD_HISTORIES=1 DA_RECORD_LABEL=<label> npx jest test/replay.test.ts`.
+ *
+ * `sticky-routing-v0.2.0.json` was recorded apart, by 0.2.0 (commit 70a7d3c) with sticky activities on:
+ * every call of it went to the worker's own queue. Calls now go on the run's own queue until a cache
+ * miss; a command's task queue is not part of what replay compares, so such runs go on after a deploy.
  */
 const HISTORIES = HISTORIES_DIR;
 
