@@ -20,6 +20,11 @@ export const MAX_STOP_BLOCKS = 8;
 export type PreToolDecision =
   { kind: 'deny'; reason: string } | { kind: 'run'; input: unknown; ask: boolean; allowed: boolean; context?: string };
 
+/** The event a finished tool call raises: PostToolUseFailure for an error result, else PostToolUse. */
+export function postToolEvent(isError: boolean): 'PostToolUse' | 'PostToolUseFailure' {
+  return isError ? 'PostToolUseFailure' : 'PostToolUse';
+}
+
 /** The decision when no PreToolUse hook has a say: run the call as the model asked. */
 export function runAsAsked(toolUse: ToolUseBlock): PreToolDecision {
   return { kind: 'run', input: toolUse.input, ask: false, allowed: false };
@@ -93,7 +98,7 @@ export class Hooks {
 
   /** PostToolUse / PostToolUseFailure: feedback and context the model sees with the result. */
   async afterTool(toolUse: ToolUseBlock, input: unknown, content: string, isError: boolean): Promise<string[]> {
-    const event = isError ? 'PostToolUseFailure' : 'PostToolUse';
+    const event = postToolEvent(isError);
     if (!this.has(event)) return [];
     const outcome = await this.run(
       {

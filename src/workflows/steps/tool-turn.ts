@@ -8,7 +8,7 @@ import {
 } from '../../shared';
 import { TASK_TOOL_NAME } from '../../shared/subagents';
 import { failureMessage, stopping } from '../calls/failures';
-import { runAsAsked } from '../calls/hooks';
+import { postToolEvent, runAsAsked } from '../calls/hooks';
 import type { Run } from '../run/run';
 import { doneResult, fitToBudget, summaryOf, type TurnResults } from './tool-results';
 
@@ -157,7 +157,7 @@ async function runOne(run: Run, toolUse: ToolUseBlock): Promise<ToolResultBlock>
     state.activeTools.delete(toolUse.id);
   }
   const notes = [...(pre.kind === 'run' && pre.context ? [`[hook context] ${pre.context}`] : [])];
-  if (hooks.has(isError ? 'PostToolUseFailure' : 'PostToolUse')) {
+  if (hooks.has(postToolEvent(isError))) {
     notes.push(...(await hooks.afterTool(toolUse, call.input, content, isError)));
   }
   if (notes.length > 0) {
