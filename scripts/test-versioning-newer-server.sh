@@ -24,8 +24,11 @@ if [ ! -x "$SERVER" ]; then
   mkdir -p "$CACHE"
   GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}" GOBIN="$CACHE" go install "go.temporal.io/server/cmd/server@$SERVER_VERSION"
 fi
-MODULE_DIR="$(GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}" GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' "go.temporal.io/server@$SERVER_VERSION" 2>/dev/null ||
-  echo "$(go env GOMODCACHE)/go.temporal.io/server@$SERVER_VERSION")"
+# `go install` left the module's source (its config files among them) in the module cache.
+MODULE_DIR="$(go env GOMODCACHE)/go.temporal.io/server@$SERVER_VERSION"
+if [ ! -f "$MODULE_DIR/config/development-sqlite.yaml" ]; then
+  GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}" go mod download "go.temporal.io/server@$SERVER_VERSION"
+fi
 
 RUN_DIR="$(mktemp -d)"
 SERVER_PID=""
