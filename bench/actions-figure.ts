@@ -3,8 +3,7 @@ import { ScriptedModel, text, toolUse, type ScriptedFunction } from '../src/mode
 import { startRun } from '../src/client';
 import type { AgentRunInput } from '../src/shared';
 import { createBashTool, createReadFileTool, ToolRegistry } from '../src/tools';
-import { createAgentWorker } from '../src/worker';
-import { countActions, patchUpserts, totalOf, type ActionCounts } from './actions-metrics';
+import { actionsWorker, countActions, patchUpserts, totalOf, type ActionCounts } from './actions-metrics';
 import { measureStreamedActions, type StreamedRow } from './actions-stream';
 import { formatInterruptLatency, measureInterruptLatency, type InterruptRow } from './actions-interrupt';
 import { measureOneCallActions, type OneCallRow } from './actions-mcp';
@@ -120,13 +119,7 @@ async function loopWorker(
       tools: loopRegistry(),
     });
   }
-  return createAgentWorker({
-    connection: ctx.connection,
-    namespace: 'default',
-    taskQueue,
-    workflowBundlePath: ctx.bundlePath,
-    deps: { models: () => model, tools: loopRegistry(), defaultWorkspace: ctx.workspace },
-  });
+  return actionsWorker(ctx, taskQueue, model, { tools: loopRegistry() });
 }
 
 async function runLoop(ctx: BenchContext, subject: 'ours' | 'naive', tool: LoopTool, taskQueue: string) {

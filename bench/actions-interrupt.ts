@@ -1,7 +1,7 @@
 import { getRun, interruptRun, runResult, startRun } from '../src/client';
 import { AnthropicProvider } from '../src/models/anthropic';
 import type { AgentRunInput } from '../src/shared';
-import { createAgentWorker } from '../src/worker';
+import { actionsWorker } from './actions-metrics';
 import { startPacedServer } from './actions-stream';
 import { uniqueName, type BenchContext } from './context';
 import { createBenchRegistry } from './scenario';
@@ -29,13 +29,7 @@ export async function measureInterruptLatency(ctx: BenchContext): Promise<Interr
   const server = await startPacedServer();
   const provider = new AnthropicProvider({ apiKey: 'bench', baseURL: server.url });
   const taskQueue = uniqueName('actions-interrupt');
-  const worker = await createAgentWorker({
-    connection: ctx.connection,
-    namespace: 'default',
-    taskQueue,
-    workflowBundlePath: ctx.bundlePath,
-    deps: { models: () => provider, tools: createBenchRegistry(), defaultWorkspace: ctx.workspace },
-  });
+  const worker = await actionsWorker(ctx, taskQueue, provider, { tools: createBenchRegistry() });
   const rows: InterruptRow[] = [];
   try {
     await withWorkers([worker], async () => {

@@ -4,8 +4,7 @@ import { createMcpRuntime } from '../src/mcp';
 import { ScriptedModel, text, toolUse } from '../src/models/scripted';
 import type { AgentRunInput } from '../src/shared';
 import { createReadFileTool, ToolRegistry } from '../src/tools';
-import { createAgentWorker } from '../src/worker';
-import { countActions, patchUpserts, totalOf, type ActionCounts } from './actions-metrics';
+import { actionsWorker, countActions, patchUpserts, totalOf, type ActionCounts } from './actions-metrics';
 import { settle, uniqueName, type BenchContext } from './context';
 import { BENCH_MODEL, benchDocPath, writeBenchDoc } from './scenario';
 import { withWorkers } from './workers';
@@ -38,17 +37,9 @@ export async function measureOneCallActions(ctx: BenchContext, metricsUrl: strin
     const model = new ScriptedModel([step(), text('done'), step(), text('done')]);
     const runtime = createMcpRuntime({ workspaceConfig: false });
     const taskQueue = uniqueName(`actions-one-${call}`);
-    const worker = await createAgentWorker({
-      connection: ctx.connection,
-      namespace: 'default',
-      taskQueue,
-      workflowBundlePath: ctx.bundlePath,
-      deps: {
-        models: () => model,
-        tools: new ToolRegistry([createReadFileTool()]),
-        defaultWorkspace: ctx.workspace,
-        mcp: runtime,
-      },
+    const worker = await actionsWorker(ctx, taskQueue, model, {
+      tools: new ToolRegistry([createReadFileTool()]),
+      mcp: runtime,
     });
     const input: AgentRunInput = {
       prompt: 'call the tool once',

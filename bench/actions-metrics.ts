@@ -5,6 +5,10 @@ import * as path from 'node:path';
 import { devServerArgs, freePort, waitUntilReachable } from '../src/server/dev-server';
 import { findTemporalCli } from '../src/server/temporal-cli';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../src/shared';
+import type { ActivityDeps } from '../src/activities';
+import type { ModelProvider } from '../src/models/types';
+import { createAgentWorker, type AgentWorker } from '../src/worker';
+import type { BenchContext } from './context';
 import type { BenchServer } from './server';
 
 /**
@@ -120,4 +124,23 @@ export async function patchUpserts(handle: WorkflowHandle): Promise<number> {
   return (history.events ?? []).filter(
     (e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.TemporalChangeVersion,
   ).length;
+}
+
+/**
+ * The production worker an actions figure runs on: the bench's server, bundle and workspace, the
+ * figure's model and tools (and any other activity dependency, such as an MCP runtime).
+ */
+export function actionsWorker(
+  ctx: BenchContext,
+  taskQueue: string,
+  model: ModelProvider,
+  deps: Omit<Partial<ActivityDeps>, 'models'> & Pick<ActivityDeps, 'tools'>,
+): Promise<AgentWorker> {
+  return createAgentWorker({
+    connection: ctx.connection,
+    namespace: 'default',
+    taskQueue,
+    workflowBundlePath: ctx.bundlePath,
+    deps: { models: () => model, defaultWorkspace: ctx.workspace, ...deps },
+  });
 }

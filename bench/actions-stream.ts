@@ -5,8 +5,7 @@ import { follow } from '../src/cli/run-command';
 import type { LiveSink } from '../src/cli/live-text';
 import { AnthropicProvider } from '../src/models/anthropic';
 import type { AgentRunInput } from '../src/shared';
-import { createAgentWorker } from '../src/worker';
-import { countActions, patchUpserts, totalOf, type ActionCounts } from './actions-metrics';
+import { actionsWorker, countActions, patchUpserts, totalOf, type ActionCounts } from './actions-metrics';
 import { uniqueName, type BenchContext } from './context';
 import { createBenchRegistry } from './scenario';
 import { withWorkers } from './workers';
@@ -39,13 +38,7 @@ export async function measureStreamedActions(ctx: BenchContext, metricsUrl: stri
   try {
     for (const mode of ['inline', 'remote'] as const) {
       const taskQueue = uniqueName(`actions-stream-${mode}`);
-      const worker = await createAgentWorker({
-        connection: ctx.connection,
-        namespace: 'default',
-        taskQueue,
-        workflowBundlePath: ctx.bundlePath,
-        deps: { models: () => provider, tools: createBenchRegistry(), defaultWorkspace: ctx.workspace },
-      });
+      const worker = await actionsWorker(ctx, taskQueue, provider, { tools: createBenchRegistry() });
       await withWorkers([worker], async () => {
         const lags: number[] = [];
         const workflowId = uniqueName('actions-stream');
