@@ -210,8 +210,23 @@ export class WorkspacePolicy {
     );
   }
 
-  /** The same, without the thread pool (see {@link realpathAllowMissingSync}): for {@link check}. */
+  /** The last synchronous resolution (see `resolvedProtectedNow`). */
+  private protectedNowCache?: { at: number; resolved: Protected[] };
+
+  /**
+   * The same, without the thread pool (see {@link realpathAllowMissingSync}), for {@link check},
+   * which runs before every tool call: also at most once per {@link PROTECTED_PATHS_TTL_MS}.
+   */
   private resolvedProtectedNow(): Protected[] {
+    const now = performance.now();
+    const cached = this.protectedNowCache;
+    if (cached && now - cached.at < PROTECTED_PATHS_TTL_MS) return cached.resolved;
+    const resolved = this.resolveProtectedNow();
+    this.protectedNowCache = { at: now, resolved };
+    return resolved;
+  }
+
+  private resolveProtectedNow(): Protected[] {
     return this.protectedPaths.map((p) => {
       const resolved = p.paths.map((one) => {
         try {

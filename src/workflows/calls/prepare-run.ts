@@ -87,6 +87,19 @@ export async function prepareRun(run: Run): Promise<Prepared> {
 /** One line for the run's details: what the system prompt was assembled from. */
 export function describeContext(context: RunContext | undefined, mcp?: McpTools): string | undefined {
   if (!context) return undefined;
+  const servers = mcp?.describe();
+  return `${describedSources(context)}${servers ? ` · ${cutChars(servers, 60)}` : ''}`;
+}
+
+/**
+ * The sources and size part, once per context: the details are rendered on every run event. The
+ * only sources changed in place are `mcp_server` entries (`McpTools.carryIn`), which are not part of it.
+ */
+const sourcesShown = new WeakMap<RunContext, string>();
+
+function describedSources(context: RunContext): string {
+  const known = sourcesShown.get(context);
+  if (known !== undefined) return known;
   const parts = context.sources
     .filter((s) => s.kind !== 'mcp_server')
     .map((s) => {
@@ -96,6 +109,7 @@ export function describeContext(context: RunContext | undefined, mcp?: McpTools)
   const kb = (utf8Length(context.system) / 1024).toFixed(1);
   // One short line: the frame for Current Details is small (the transcript has the whole prompt).
   const shown = parts.length > 3 ? [...parts.slice(0, 3), `+${parts.length - 3} more`] : parts;
-  const servers = mcp?.describe();
-  return `${cutChars(shown.join(', ') || 'empty', 80)} · ${kb} KiB${servers ? ` · ${cutChars(servers, 60)}` : ''}`;
+  const described = `${cutChars(shown.join(', ') || 'empty', 80)} · ${kb} KiB`;
+  sourcesShown.set(context, described);
+  return described;
 }
