@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { builtOnce } from './built-once';
 import { jsonBytes, utf8Length } from './bounds';
 
 /**
@@ -32,68 +33,76 @@ const stringMap = (what: string) =>
     .record(z.string().min(1).max(200), z.string().max(4096))
     .refine((m) => Object.keys(m).length <= 100, { message: `${what} holds at most 100 entries` });
 
-export const mcpStdioServerSchema = z.strictObject({
-  type: z.literal('stdio').optional(),
-  command: text('command'),
-  args: z.array(z.string().max(4096)).max(100, 'args holds at most 100 entries').optional(),
-  env: stringMap('env').optional(),
-});
-export const mcpHttpServerSchema = z.strictObject({
-  type: z.literal('http'),
-  url: text('url'),
-  headers: stringMap('headers').optional(),
-});
+function buildMcpSchemas() {
+  const mcpStdioServerSchema = z.strictObject({
+    type: z.literal('stdio').optional(),
+    command: text('command'),
+    args: z.array(z.string().max(4096)).max(100, 'args holds at most 100 entries').optional(),
+    env: stringMap('env').optional(),
+  });
+  const mcpHttpServerSchema = z.strictObject({
+    type: z.literal('http'),
+    url: text('url'),
+    headers: stringMap('headers').optional(),
+  });
 
-const serverSchema = z.unknown().superRefine((value, ctx) => {
-  const type = (value as { type?: unknown } | null)?.type;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'a server is an object: {command, args, env} or {type: "http", url, headers}',
-    });
-    return;
-  }
-  if (type !== undefined && type !== 'stdio' && type !== 'http') {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['type'],
-      message: `transport '${String(type)}' is not supported; use stdio ({command, args, env}) or "http" (Streamable HTTP)`,
-    });
-    return;
-  }
-  const checked = (type === 'http' ? mcpHttpServerSchema : mcpStdioServerSchema).safeParse(value);
-  if (!checked.success) {
-    for (const issue of checked.error.issues)
-      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-  }
-});
-
-/** The `mcpServers` object: server name → stdio or Streamable HTTP server. */
-export const mcpServersSchema = z
-  .record(z.string(), serverSchema)
-  .superRefine((servers, ctx) => {
-    const names = Object.keys(servers);
-    if (names.length > MAX_MCP_SERVERS) {
-      ctx.addIssue({ code: 'custom', message: `at most ${MAX_MCP_SERVERS} servers, got ${names.length}` });
-    }
-    for (const name of names) {
-      if (!SERVER_NAME.test(name) || name.includes('__')) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [name],
-          message: 'a server name is 1-40 letters, digits, _ or - (no "__")',
-        });
-      }
-    }
-    const bytes = jsonBytes(servers);
-    if (bytes > MAX_MCP_CONFIG_BYTES) {
+  const serverSchema = z.unknown().superRefine((value, ctx) => {
+    const type = (value as { type?: unknown } | null)?.type;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       ctx.addIssue({
         code: 'custom',
-        message: `the configuration is ${bytes} bytes; the limit is ${MAX_MCP_CONFIG_BYTES}`,
+        message: 'a server is an object: {command, args, env} or {type: "http", url, headers}',
       });
+      return;
     }
-  })
-  .transform((servers) => servers as Record<string, McpServerConfig>);
+    if (type !== undefined && type !== 'stdio' && type !== 'http') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['type'],
+        message: `transport '${String(type)}' is not supported; use stdio ({command, args, env}) or "http" (Streamable HTTP)`,
+      });
+      return;
+    }
+    const checked = (type === 'http' ? mcpHttpServerSchema : mcpStdioServerSchema).safeParse(value);
+    if (!checked.success) {
+      for (const issue of checked.error.issues)
+        ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    }
+  });
+
+  /** The `mcpServers` object: server name → stdio or Streamable HTTP server. */
+  const mcpServersSchema = z
+    .record(z.string(), serverSchema)
+    .superRefine((servers, ctx) => {
+      const names = Object.keys(servers);
+      if (names.length > MAX_MCP_SERVERS) {
+        ctx.addIssue({ code: 'custom', message: `at most ${MAX_MCP_SERVERS} servers, got ${names.length}` });
+      }
+      for (const name of names) {
+        if (!SERVER_NAME.test(name) || name.includes('__')) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [name],
+            message: 'a server name is 1-40 letters, digits, _ or - (no "__")',
+          });
+        }
+      }
+      const bytes = jsonBytes(servers);
+      if (bytes > MAX_MCP_CONFIG_BYTES) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `the configuration is ${bytes} bytes; the limit is ${MAX_MCP_CONFIG_BYTES}`,
+        });
+      }
+    })
+    .transform(
+      (servers) =>
+        servers as Record<string, z.infer<typeof mcpStdioServerSchema> | z.infer<typeof mcpHttpServerSchema>>,
+    );
+  return { mcpStdioServerSchema, mcpHttpServerSchema, mcpServersSchema };
+}
+
+export const { mcpStdioServerSchema, mcpHttpServerSchema, mcpServersSchema } = builtOnce('mcp', buildMcpSchemas);
 
 export type McpStdioServer = z.infer<typeof mcpStdioServerSchema>;
 export type McpHttpServer = z.infer<typeof mcpHttpServerSchema>;

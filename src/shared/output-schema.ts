@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { builtOnce } from './built-once';
 import { jsonBytes } from './bounds';
 
 /**
@@ -21,13 +22,18 @@ export const OUTPUT_INVALID_ERROR = 'DurableAgent.OutputInvalid';
 
 export type OutputSchema = Record<string, unknown>;
 
-export const outputSchemaSchema = z
-  .record(z.string(), z.unknown(), {
-    error: () => 'outputSchema must be a JSON Schema object, such as {"type": "object", "properties": {…}}',
-  })
-  .refine((schema) => jsonBytes(schema) <= MAX_OUTPUT_SCHEMA_BYTES, {
-    message: `outputSchema must be at most ${MAX_OUTPUT_SCHEMA_BYTES} bytes (${MAX_OUTPUT_SCHEMA_BYTES / 1024} KiB) as JSON`,
-  });
+function buildOutputSchemaSchema() {
+  const outputSchemaSchema = z
+    .record(z.string(), z.unknown(), {
+      error: () => 'outputSchema must be a JSON Schema object, such as {"type": "object", "properties": {…}}',
+    })
+    .refine((schema) => jsonBytes(schema) <= MAX_OUTPUT_SCHEMA_BYTES, {
+      message: `outputSchema must be at most ${MAX_OUTPUT_SCHEMA_BYTES} bytes (${MAX_OUTPUT_SCHEMA_BYTES / 1024} KiB) as JSON`,
+    });
+  return { outputSchemaSchema };
+}
+
+export const { outputSchemaSchema } = builtOnce('output-schema', buildOutputSchemaSchema);
 
 /** Input of the `checkOutput` activity: the schema alone checks the schema; with `text`, the answer too. */
 export interface CheckOutputInput {

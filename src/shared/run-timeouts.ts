@@ -1,5 +1,6 @@
 import type { ActivityOptions } from '@temporalio/common';
 import { z } from 'zod';
+import { builtOnce } from './built-once';
 import {
   MODEL_HEARTBEAT_TIMEOUT,
   MODEL_RETRY,
@@ -42,16 +43,18 @@ const attempts = (field: string, { min, max }: { min: number; max: number }) =>
  * (docs/failure-semantics.md). A heartbeat timeout is how long Temporal waits for a lost worker before it retries
  * the call elsewhere; omitted fields keep the defaults in `constants.ts`.
  */
-export const runTimeoutsSchema = z.strictObject({
-  /** Heartbeat timeout of model calls (default 60 s). */
-  modelHeartbeatSeconds: heartbeatSeconds('modelHeartbeatSeconds'),
-  /** Heartbeat timeout of tool calls (default 30 s). */
-  toolHeartbeatSeconds: heartbeatSeconds('toolHeartbeatSeconds'),
-  /** Attempts per model call, the first included (default 10). */
-  modelMaxAttempts: attempts('modelMaxAttempts', RUN_TIMEOUT_LIMITS.modelMaxAttempts),
-  /** Attempts per tool call, the first included (default 3). A mutating tool never runs past attempt 1. */
-  toolMaxAttempts: attempts('toolMaxAttempts', RUN_TIMEOUT_LIMITS.toolMaxAttempts),
-});
+export const runTimeoutsSchema = builtOnce('run-timeouts', () =>
+  z.strictObject({
+    /** Heartbeat timeout of model calls (default 60 s). */
+    modelHeartbeatSeconds: heartbeatSeconds('modelHeartbeatSeconds'),
+    /** Heartbeat timeout of tool calls (default 30 s). */
+    toolHeartbeatSeconds: heartbeatSeconds('toolHeartbeatSeconds'),
+    /** Attempts per model call, the first included (default 10). */
+    modelMaxAttempts: attempts('modelMaxAttempts', RUN_TIMEOUT_LIMITS.modelMaxAttempts),
+    /** Attempts per tool call, the first included (default 3). A mutating tool never runs past attempt 1. */
+    toolMaxAttempts: attempts('toolMaxAttempts', RUN_TIMEOUT_LIMITS.toolMaxAttempts),
+  }),
+);
 
 export type RunTimeouts = z.output<typeof runTimeoutsSchema>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { builtOnce } from './built-once';
 import { utf8Length, jsonBytes } from './bounds';
 import {
   DEFAULT_ANTHROPIC_MODEL,
@@ -49,256 +50,83 @@ export type ToolProtocol = (typeof TOOL_PROTOCOLS)[number];
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 900;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS = 24 * 60 * 60;
 
-const count = z.number().int().min(0);
-const REQUIRED_BLOCK_FIELDS = new Map([
-  ['text', ['text']],
-  ['tool_use', ['id', 'name']],
-  ['tool_result', ['tool_use_id', 'content']],
-]);
-const blockSchema = z.looseObject({ type: z.string() }).superRefine((block, ctx) => {
-  const b = block as Record<string, unknown>;
-  const need = (key: string) => {
-    if (typeof b[key] !== 'string') ctx.addIssue({ code: 'custom', path: [key], message: `${key} must be a string` });
-  };
-  if (block.type === 'text') need('text');
-  for (const key of REQUIRED_BLOCK_FIELDS.get(block.type) ?? []) need(key);
-});
-const messageSchema = z.strictObject({
-  role: z.enum(['user', 'assistant']),
-  content: z.union([z.string(), z.array(blockSchema)]),
-});
-const usageSchema = z.strictObject({
-  inputTokens: count,
-  outputTokens: count,
-  cacheReadInputTokens: count,
-  cacheCreationInputTokens: count,
-});
-/** The continuation state, as strictly as the rest of the input: nothing in it can fail a workflow task. */
-export const runContinuationSchema = z.strictObject({
-  conversation: z.strictObject({
-    id: z.string().min(1),
-    messages: z.array(messageSchema).min(1),
-    syncedLength: count,
-    cachedToolResults: z.array(z.string()),
-  }),
-  iteration: count,
-  usage: usageSchema,
-  costUsd: z.number().min(0).nullable(),
-  lastStopReason: z.string().nullable().optional(),
-  lastAssistantText: z.string(),
-  events: z.array(z.looseObject({ seq: count, kind: z.string() })),
-  eventSeq: count,
-  continuations: count,
-  compactions: count,
-  needsCompaction: z.boolean(),
-  pendingMessages: z.array(z.string()),
-  awaitingInput: z.boolean(),
-  lastCompactionIteration: count.optional(),
-  /** A session handed over while waiting for input: when its idle timeout ends (epoch ms). */
-  idleDeadline: z.number().optional(),
-  workerQueue: z.string().optional(),
-  /** The run's calls go to `workerQueue` (a call missed the conversation cache on the shared queue). */
-  callsPinned: z.boolean().optional(),
-  /** Text of answers cut at max_tokens that the next answer continues. */
-  textPrefix: z.string().optional(),
-  /** Model calls since the session's current message began (a session's `maxIterations` bounds each message). */
-  turnIterations: count.optional(),
-  /** The system prompt assembled at run start (it is assembled once per run, not per execution). */
-  context: z
-    .strictObject({
-      /** The workspace's real path, admitted by the worker at run start. */
-      workspace: z.string().optional(),
-      system: z.string(),
-      sources: z.array(z.looseObject({ kind: z.string() })),
-      warnings: z.array(z.string()),
-    })
-    .optional(),
-  /** Hook events the worker reported at run start (docs/hooks.md): only these schedule hook activities. */
-  hookEvents: z.array(z.string()).optional(),
-  /** Stop hooks that kept the run going in a row (bounded by MAX_STOP_BLOCKS across executions). */
-  stopBlocks: count.optional(),
-  /** `task` calls made so far: the next subagent's id is `<workflowId>.task-<taskCount + 1>`. */
-  taskCount: count.optional(),
-});
-
-/**
- * Run input, validated at the client and again in the workflow. Unknown keys are rejected so a
- * misspelt option (`maxIteration`) is an error rather than silently ignored.
- */
-export const agentRunInputSchema = z
-  .strictObject({
-    prompt: z
-      .string()
-      .trim()
-      .min(1, 'prompt must be a non-empty string')
-      .superRefine((p, ctx) => {
-        const bytes = utf8Length(p);
-        if (bytes <= MAX_PROMPT_BYTES) return;
-        ctx.addIssue({
-          code: 'custom',
-          message:
-            `prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} bytes (${MAX_PROMPT_BYTES / 1024} KiB). ` +
-            'Put large material in a file in the workspace and ask the agent to read it.',
-        });
-      }),
-    model: z
-      .string()
-      .min(1, 'model must be a non-empty model id such as claude-sonnet-5-5')
-      .max(200, 'model must be at most 200 characters')
-      .refine((m) => !/^openai:\s*$/.test(m), { message: "model 'openai:' needs a model name: openai:<model>" })
-      .optional(),
-    systemPrompt: z
-      .string()
-      .refine((p) => utf8Length(p) <= MAX_SYSTEM_PROMPT_BYTES, {
-        message: `systemPrompt must be at most ${MAX_SYSTEM_PROMPT_BYTES} bytes (${MAX_SYSTEM_PROMPT_BYTES / 1024} KiB)`,
-      })
-      .optional(),
-    maxIterations: z
-      .number()
-      .int('maxIterations must be a whole number')
-      .min(1, 'maxIterations must be at least 1')
-      .max(100_000, 'maxIterations must be at most 100000')
-      .optional(),
-    /** A session's bound on model calls across all its messages (`maxIterations` bounds each message's turn). */
-    maxSessionIterations: z
-      .number()
-      .int('maxSessionIterations must be a whole number')
-      .min(1, 'maxSessionIterations must be at least 1')
-      .max(1_000_000, 'maxSessionIterations must be at most 1000000')
-      .optional(),
-    maxBudgetUsd: z.number().positive('maxBudgetUsd must be a positive number of US dollars').optional(),
-    maxTokens: z
-      .number()
-      .int('maxTokens must be a whole number')
-      .min(1, 'maxTokens must be at least 1')
-      .max(128_000, 'maxTokens must be at most 128000')
-      .optional(),
-    workspace: z.string().min(1, 'workspace must be a directory path').optional(),
-    /** `systemPrompt` replaces the assembled system prompt instead of adding to it. */
-    systemReplace: z.boolean().optional(),
-    /** How the model calls tools: its native tool calling, or the text protocol (`<tool_code>` blocks) for models without it. */
-    toolProtocol: z
-      .enum(TOOL_PROTOCOLS, { error: () => `toolProtocol must be one of: ${TOOL_PROTOCOLS.join(', ')}` })
-      .optional(),
-    tools: z.array(z.string().min(1)).optional(),
-    /** `auto` (default), `none`, or a tool the first model call must call (docs/configuration.md). */
-    toolChoice: toolChoiceSchema.optional(),
-    contextWindowTokens: z
-      .number()
-      .int('contextWindowTokens must be a whole number')
-      .min(1_000, 'contextWindowTokens must be at least 1000')
-      .optional(),
-    session: z.boolean().optional(),
-    sessionIdleTimeoutSeconds: z
-      .number()
-      .positive('sessionIdleTimeoutSeconds must be a positive number of seconds')
-      .max(30 * 24 * 3600, 'sessionIdleTimeoutSeconds must be at most 30 days')
-      .optional(),
-    permissions: z
-      .record(
-        z.string().min(1),
-        z.enum(PERMISSIONS, { error: () => `a permission must be one of: ${PERMISSIONS.join(', ')}` }),
-      )
-      .optional(),
-    approveMutating: z.boolean().optional(),
-    approvalTimeoutSeconds: z
-      .number()
-      .positive('approvalTimeoutSeconds must be a positive number of seconds')
-      .max(7 * 24 * 3600, 'approvalTimeoutSeconds must be at most 7 days')
-      .optional(),
-    requireDoneTool: z.boolean().optional(),
-    /** Commands (bash) may use the network; the sandbox gives them none otherwise. */
-    network: z.boolean().optional(),
-    /** Commands this run denies on top of the worker's policy (a run cannot allow what the worker denies). */
-    commandPolicy: z
+function buildContinuationSchema() {
+  const count = z.number().int().min(0);
+  const REQUIRED_BLOCK_FIELDS = new Map([
+    ['text', ['text']],
+    ['tool_use', ['id', 'name']],
+    ['tool_result', ['tool_use_id', 'content']],
+  ]);
+  const blockSchema = z.looseObject({ type: z.string() }).superRefine((block, ctx) => {
+    const b = block as Record<string, unknown>;
+    const need = (key: string) => {
+      if (typeof b[key] !== 'string') ctx.addIssue({ code: 'custom', path: [key], message: `${key} must be a string` });
+    };
+    if (block.type === 'text') need('text');
+    for (const key of REQUIRED_BLOCK_FIELDS.get(block.type) ?? []) need(key);
+  });
+  const messageSchema = z.strictObject({
+    role: z.enum(['user', 'assistant']),
+    content: z.union([z.string(), z.array(blockSchema)]),
+  });
+  const usageSchema = z.strictObject({
+    inputTokens: count,
+    outputTokens: count,
+    cacheReadInputTokens: count,
+    cacheCreationInputTokens: count,
+  });
+  /** The continuation state, as strictly as the rest of the input: nothing in it can fail a workflow task. */
+  const runContinuationSchema = z.strictObject({
+    conversation: z.strictObject({
+      id: z.string().min(1),
+      messages: z.array(messageSchema).min(1),
+      syncedLength: count,
+      cachedToolResults: z.array(z.string()),
+    }),
+    iteration: count,
+    usage: usageSchema,
+    costUsd: z.number().min(0).nullable(),
+    lastStopReason: z.string().nullable().optional(),
+    lastAssistantText: z.string(),
+    events: z.array(z.looseObject({ seq: count, kind: z.string() })),
+    eventSeq: count,
+    continuations: count,
+    compactions: count,
+    needsCompaction: z.boolean(),
+    pendingMessages: z.array(z.string()),
+    awaitingInput: z.boolean(),
+    lastCompactionIteration: count.optional(),
+    /** A session handed over while waiting for input: when its idle timeout ends (epoch ms). */
+    idleDeadline: z.number().optional(),
+    workerQueue: z.string().optional(),
+    /** The run's calls go to `workerQueue` (a call missed the conversation cache on the shared queue). */
+    callsPinned: z.boolean().optional(),
+    /** Text of answers cut at max_tokens that the next answer continues. */
+    textPrefix: z.string().optional(),
+    /** Model calls since the session's current message began (a session's `maxIterations` bounds each message). */
+    turnIterations: count.optional(),
+    /** The system prompt assembled at run start (it is assembled once per run, not per execution). */
+    context: z
       .strictObject({
-        deny: z
-          .array(z.string().trim().min(1, 'a denied command must be non-empty').max(200))
-          .max(100, 'commandPolicy.deny holds at most 100 entries'),
+        /** The workspace's real path, admitted by the worker at run start. */
+        workspace: z.string().optional(),
+        system: z.string(),
+        sources: z.array(z.looseObject({ kind: z.string() })),
+        warnings: z.array(z.string()),
       })
       .optional(),
-    /** MCP servers for this run, in Claude Code's `mcpServers` shape (`run --mcp-config FILE` sets it); docs/mcp.md. */
-    mcpServers: mcpServersSchema.optional(),
-    /** The final answer must be JSON valid against this JSON Schema (docs/output.md). */
-    outputSchema: outputSchemaSchema.optional(),
-    /** Per-run liveness timeouts and retry bounds of model and tool calls; defaults in constants.ts. */
-    timeouts: runTimeoutsSchema.optional(),
-    compactAtBytes: z
-      .number()
-      .int('compactAtBytes must be a whole number')
-      .min(10_000, 'compactAtBytes must be at least 10000')
-      .max(1_500_000, 'compactAtBytes must be at most 1500000 (payloads are capped at 2 MiB)')
-      .optional(),
-    continueAsNewAfter: z
-      .strictObject({
-        events: z.number().int().min(50, 'continueAsNewAfter.events must be at least 50').optional(),
-        bytes: z.number().int().min(10_000, 'continueAsNewAfter.bytes must be at least 10000').optional(),
-      })
-      .optional(),
-    /** Named subagents the `task` tool may run (docs/subagents.md), on top of the worker's agent files. */
-    agents: agentsInputSchema.optional(),
-    /** How deep subagents may nest (default DEFAULT_MAX_SUBAGENT_DEPTH, 2); a run at this depth is not offered `task`. */
-    maxSubagentDepth: z
-      .number()
-      .int('maxSubagentDepth must be a whole number')
-      .min(0, 'maxSubagentDepth must be at least 0')
-      .max(MAX_SUBAGENT_DEPTH_LIMIT, `maxSubagentDepth must be at most ${MAX_SUBAGENT_DEPTH_LIMIT}`)
-      .optional(),
-    /** Internal: set by a parent run on the subagents it starts (their depth and agent). */
-    subagent: subagentInputSchema.optional(),
-    /**
-     * Internal: the state a run carries into its next execution after continue-as-new. The workflow
-     * accepts it only in an execution that was continued as new, and checks its shape as strictly.
-     */
-    resume: z
-      .custom<RunContinuation>()
-      .superRefine((value, ctx) => {
-        const checked = runContinuationSchema.safeParse(value);
-        if (checked.success) return;
-        for (const issue of checked.error.issues)
-          ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-      })
-      .optional(),
-  })
-  .superRefine((input, ctx) => {
-    const { resume: _resume, ...own } = input;
-    const bytes = jsonBytes(own);
-    if (bytes > MAX_RUN_INPUT_BYTES) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [],
-        message: `the run input is ${bytes} bytes; the limit is ${MAX_RUN_INPUT_BYTES} bytes (${MAX_RUN_INPUT_BYTES / 1024} KiB)`,
-      });
-    }
-    if (input.toolChoice !== undefined) {
-      const problem = toolChoiceProblem(input.toolChoice, input.model ?? DEFAULT_ANTHROPIC_MODEL, input.toolProtocol);
-      if (problem) ctx.addIssue({ code: 'custom', path: ['toolChoice'], message: problem });
-      const forced = typeof input.toolChoice === 'object' ? input.toolChoice.name : undefined;
-      if (forced !== undefined && input.tools && !input.tools.includes(forced)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['toolChoice', 'name'],
-          message: `toolChoice names '${forced}', which is not among the run's tools (${input.tools.join(', ')})`,
-        });
-      }
-    }
-    const seen = new Set<string>();
-    for (const [i, name] of (input.tools ?? []).entries()) {
-      if (seen.has(name)) {
-        ctx.addIssue({ code: 'custom', path: ['tools', i], message: `tool '${name}' is listed twice` });
-      }
-      seen.add(name);
-      if (!(BUILTIN_TOOL_NAMES as readonly string[]).includes(name) && name !== TASK_TOOL_NAME) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['tools', i],
-          message: `unknown tool '${name}'; available tools: ${[...BUILTIN_TOOL_NAMES, TASK_TOOL_NAME].join(', ')}`,
-        });
-      }
-    }
+    /** Hook events the worker reported at run start (docs/hooks.md): only these schedule hook activities. */
+    hookEvents: z.array(z.string()).optional(),
+    /** Stop hooks that kept the run going in a row (bounded by MAX_STOP_BLOCKS across executions). */
+    stopBlocks: count.optional(),
+    /** `task` calls made so far: the next subagent's id is `<workflowId>.task-<taskCount + 1>`. */
+    taskCount: count.optional(),
   });
 
-export type AgentRunInput = z.input<typeof agentRunInputSchema>;
+  return { runContinuationSchema };
+}
+
+export const { runContinuationSchema } = builtOnce('run-continuation', buildContinuationSchema);
 
 /** Everything a run needs to go on in a fresh execution after continue-as-new. */
 export type RunContinuation = Omit<
@@ -310,6 +138,190 @@ export type RunContinuation = Omit<
   events: RunEvent[];
   lastStopReason?: StopReason | null;
 };
+
+function buildRunInputSchema() {
+  /**
+   * Run input, validated at the client and again in the workflow. Unknown keys are rejected so a
+   * misspelt option (`maxIteration`) is an error rather than silently ignored.
+   */
+  const agentRunInputSchema = z
+    .strictObject({
+      prompt: z
+        .string()
+        .trim()
+        .min(1, 'prompt must be a non-empty string')
+        .superRefine((p, ctx) => {
+          const bytes = utf8Length(p);
+          if (bytes <= MAX_PROMPT_BYTES) return;
+          ctx.addIssue({
+            code: 'custom',
+            message:
+              `prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} bytes (${MAX_PROMPT_BYTES / 1024} KiB). ` +
+              'Put large material in a file in the workspace and ask the agent to read it.',
+          });
+        }),
+      model: z
+        .string()
+        .min(1, 'model must be a non-empty model id such as claude-sonnet-5-5')
+        .max(200, 'model must be at most 200 characters')
+        .refine((m) => !/^openai:\s*$/.test(m), { message: "model 'openai:' needs a model name: openai:<model>" })
+        .optional(),
+      systemPrompt: z
+        .string()
+        .refine((p) => utf8Length(p) <= MAX_SYSTEM_PROMPT_BYTES, {
+          message: `systemPrompt must be at most ${MAX_SYSTEM_PROMPT_BYTES} bytes (${MAX_SYSTEM_PROMPT_BYTES / 1024} KiB)`,
+        })
+        .optional(),
+      maxIterations: z
+        .number()
+        .int('maxIterations must be a whole number')
+        .min(1, 'maxIterations must be at least 1')
+        .max(100_000, 'maxIterations must be at most 100000')
+        .optional(),
+      /** A session's bound on model calls across all its messages (`maxIterations` bounds each message's turn). */
+      maxSessionIterations: z
+        .number()
+        .int('maxSessionIterations must be a whole number')
+        .min(1, 'maxSessionIterations must be at least 1')
+        .max(1_000_000, 'maxSessionIterations must be at most 1000000')
+        .optional(),
+      maxBudgetUsd: z.number().positive('maxBudgetUsd must be a positive number of US dollars').optional(),
+      maxTokens: z
+        .number()
+        .int('maxTokens must be a whole number')
+        .min(1, 'maxTokens must be at least 1')
+        .max(128_000, 'maxTokens must be at most 128000')
+        .optional(),
+      workspace: z.string().min(1, 'workspace must be a directory path').optional(),
+      /** `systemPrompt` replaces the assembled system prompt instead of adding to it. */
+      systemReplace: z.boolean().optional(),
+      /** How the model calls tools: its native tool calling, or the text protocol (`<tool_code>` blocks) for models without it. */
+      toolProtocol: z
+        .enum(TOOL_PROTOCOLS, { error: () => `toolProtocol must be one of: ${TOOL_PROTOCOLS.join(', ')}` })
+        .optional(),
+      tools: z.array(z.string().min(1)).optional(),
+      /** `auto` (default), `none`, or a tool the first model call must call (docs/configuration.md). */
+      toolChoice: toolChoiceSchema.optional(),
+      contextWindowTokens: z
+        .number()
+        .int('contextWindowTokens must be a whole number')
+        .min(1_000, 'contextWindowTokens must be at least 1000')
+        .optional(),
+      session: z.boolean().optional(),
+      sessionIdleTimeoutSeconds: z
+        .number()
+        .positive('sessionIdleTimeoutSeconds must be a positive number of seconds')
+        .max(30 * 24 * 3600, 'sessionIdleTimeoutSeconds must be at most 30 days')
+        .optional(),
+      permissions: z
+        .record(
+          z.string().min(1),
+          z.enum(PERMISSIONS, { error: () => `a permission must be one of: ${PERMISSIONS.join(', ')}` }),
+        )
+        .optional(),
+      approveMutating: z.boolean().optional(),
+      approvalTimeoutSeconds: z
+        .number()
+        .positive('approvalTimeoutSeconds must be a positive number of seconds')
+        .max(7 * 24 * 3600, 'approvalTimeoutSeconds must be at most 7 days')
+        .optional(),
+      requireDoneTool: z.boolean().optional(),
+      /** Commands (bash) may use the network; the sandbox gives them none otherwise. */
+      network: z.boolean().optional(),
+      /** Commands this run denies on top of the worker's policy (a run cannot allow what the worker denies). */
+      commandPolicy: z
+        .strictObject({
+          deny: z
+            .array(z.string().trim().min(1, 'a denied command must be non-empty').max(200))
+            .max(100, 'commandPolicy.deny holds at most 100 entries'),
+        })
+        .optional(),
+      /** MCP servers for this run, in Claude Code's `mcpServers` shape (`run --mcp-config FILE` sets it); docs/mcp.md. */
+      mcpServers: mcpServersSchema.optional(),
+      /** The final answer must be JSON valid against this JSON Schema (docs/output.md). */
+      outputSchema: outputSchemaSchema.optional(),
+      /** Per-run liveness timeouts and retry bounds of model and tool calls; defaults in constants.ts. */
+      timeouts: runTimeoutsSchema.optional(),
+      compactAtBytes: z
+        .number()
+        .int('compactAtBytes must be a whole number')
+        .min(10_000, 'compactAtBytes must be at least 10000')
+        .max(1_500_000, 'compactAtBytes must be at most 1500000 (payloads are capped at 2 MiB)')
+        .optional(),
+      continueAsNewAfter: z
+        .strictObject({
+          events: z.number().int().min(50, 'continueAsNewAfter.events must be at least 50').optional(),
+          bytes: z.number().int().min(10_000, 'continueAsNewAfter.bytes must be at least 10000').optional(),
+        })
+        .optional(),
+      /** Named subagents the `task` tool may run (docs/subagents.md), on top of the worker's agent files. */
+      agents: agentsInputSchema.optional(),
+      /** How deep subagents may nest (default DEFAULT_MAX_SUBAGENT_DEPTH, 2); a run at this depth is not offered `task`. */
+      maxSubagentDepth: z
+        .number()
+        .int('maxSubagentDepth must be a whole number')
+        .min(0, 'maxSubagentDepth must be at least 0')
+        .max(MAX_SUBAGENT_DEPTH_LIMIT, `maxSubagentDepth must be at most ${MAX_SUBAGENT_DEPTH_LIMIT}`)
+        .optional(),
+      /** Internal: set by a parent run on the subagents it starts (their depth and agent). */
+      subagent: subagentInputSchema.optional(),
+      /**
+       * Internal: the state a run carries into its next execution after continue-as-new. The workflow
+       * accepts it only in an execution that was continued as new, and checks its shape as strictly.
+       */
+      resume: z
+        .custom<RunContinuation>()
+        .superRefine((value, ctx) => {
+          const checked = runContinuationSchema.safeParse(value);
+          if (checked.success) return;
+          for (const issue of checked.error.issues)
+            ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+        })
+        .optional(),
+    })
+    .superRefine((input, ctx) => {
+      const { resume: _resume, ...own } = input;
+      const bytes = jsonBytes(own);
+      if (bytes > MAX_RUN_INPUT_BYTES) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [],
+          message: `the run input is ${bytes} bytes; the limit is ${MAX_RUN_INPUT_BYTES} bytes (${MAX_RUN_INPUT_BYTES / 1024} KiB)`,
+        });
+      }
+      if (input.toolChoice !== undefined) {
+        const problem = toolChoiceProblem(input.toolChoice, input.model ?? DEFAULT_ANTHROPIC_MODEL, input.toolProtocol);
+        if (problem) ctx.addIssue({ code: 'custom', path: ['toolChoice'], message: problem });
+        const forced = typeof input.toolChoice === 'object' ? input.toolChoice.name : undefined;
+        if (forced !== undefined && input.tools && !input.tools.includes(forced)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['toolChoice', 'name'],
+            message: `toolChoice names '${forced}', which is not among the run's tools (${input.tools.join(', ')})`,
+          });
+        }
+      }
+      const seen = new Set<string>();
+      for (const [i, name] of (input.tools ?? []).entries()) {
+        if (seen.has(name)) {
+          ctx.addIssue({ code: 'custom', path: ['tools', i], message: `tool '${name}' is listed twice` });
+        }
+        seen.add(name);
+        if (!(BUILTIN_TOOL_NAMES as readonly string[]).includes(name) && name !== TASK_TOOL_NAME) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['tools', i],
+            message: `unknown tool '${name}'; available tools: ${[...BUILTIN_TOOL_NAMES, TASK_TOOL_NAME].join(', ')}`,
+          });
+        }
+      }
+    });
+  return { agentRunInputSchema };
+}
+
+export const { agentRunInputSchema } = builtOnce('run-input', buildRunInputSchema);
+
+export type AgentRunInput = z.input<typeof agentRunInputSchema>;
 
 /** One line per problem: `maxIterations: maxIterations must be at least 1`. */
 export function formatZodError(error: z.ZodError): string {

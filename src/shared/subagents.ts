@@ -4,6 +4,7 @@
  */
 import { defineSignal } from '@temporalio/workflow';
 import { z } from 'zod';
+import { builtOnce } from './built-once';
 import { utf8Length } from './bounds';
 import type { Usage } from './messages';
 import type { PendingApproval } from './run';
@@ -75,39 +76,44 @@ export const MAX_REPORTED_APPROVALS = 32;
 /** What agent names look like: the file name of an agent definition, without `.md`. */
 export const AGENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
-const agentNameSchema = z
-  .string()
-  .min(1)
-  .max(MAX_AGENT_NAME_CHARS, `an agent name is at most ${MAX_AGENT_NAME_CHARS} characters`)
-  .regex(AGENT_NAME_PATTERN, 'an agent name is letters, digits, ".", "_" and "-", starting with a letter or digit');
+function buildSubagentSchemas() {
+  const agentNameSchema = z
+    .string()
+    .min(1)
+    .max(MAX_AGENT_NAME_CHARS, `an agent name is at most ${MAX_AGENT_NAME_CHARS} characters`)
+    .regex(AGENT_NAME_PATTERN, 'an agent name is letters, digits, ".", "_" and "-", starting with a letter or digit');
 
-/** Run input `agents`: name → definition, as Claude Code's agent files define them. */
-export const agentsInputSchema = z
-  .record(
-    agentNameSchema,
-    z.strictObject({
-      description: z.string().trim().min(1, 'an agent needs a description').max(MAX_AGENT_DESCRIPTION_CHARS),
-      prompt: z
-        .string()
-        .trim()
-        .min(1, 'an agent needs a prompt (its system prompt)')
-        .refine((p) => utf8Length(p) <= MAX_AGENT_PROMPT_BYTES, {
-          message: `an agent's prompt is at most ${MAX_AGENT_PROMPT_BYTES} bytes`,
-        }),
-      tools: z.array(z.string().min(1).max(128)).max(64).optional(),
-      model: z.string().min(1).max(200).optional(),
-    }),
-  )
-  .refine((agents) => Object.keys(agents).length <= MAX_INPUT_AGENTS, {
-    message: `at most ${MAX_INPUT_AGENTS} agents`,
+  /** Run input `agents`: name → definition, as Claude Code's agent files define them. */
+  const agentsInputSchema = z
+    .record(
+      agentNameSchema,
+      z.strictObject({
+        description: z.string().trim().min(1, 'an agent needs a description').max(MAX_AGENT_DESCRIPTION_CHARS),
+        prompt: z
+          .string()
+          .trim()
+          .min(1, 'an agent needs a prompt (its system prompt)')
+          .refine((p) => utf8Length(p) <= MAX_AGENT_PROMPT_BYTES, {
+            message: `an agent's prompt is at most ${MAX_AGENT_PROMPT_BYTES} bytes`,
+          }),
+        tools: z.array(z.string().min(1).max(128)).max(64).optional(),
+        model: z.string().min(1).max(200).optional(),
+      }),
+    )
+    .refine((agents) => Object.keys(agents).length <= MAX_INPUT_AGENTS, {
+      message: `at most ${MAX_INPUT_AGENTS} agents`,
+    });
+
+  /** Internal input of a subagent run, written by its parent: how deep it is and which agent it runs as. */
+  const subagentInputSchema = z.strictObject({
+    depth: z.number().int().min(1).max(MAX_SUBAGENT_DEPTH_LIMIT),
+    agent: agentNameSchema.optional(),
   });
-export type AgentsInput = z.input<typeof agentsInputSchema>;
+  return { agentsInputSchema, subagentInputSchema };
+}
 
-/** Internal input of a subagent run, written by its parent: how deep it is and which agent it runs as. */
-export const subagentInputSchema = z.strictObject({
-  depth: z.number().int().min(1).max(MAX_SUBAGENT_DEPTH_LIMIT),
-  agent: agentNameSchema.optional(),
-});
+export const { agentsInputSchema, subagentInputSchema } = builtOnce('subagents', buildSubagentSchemas);
+export type AgentsInput = z.input<typeof agentsInputSchema>;
 export type SubagentInput = z.input<typeof subagentInputSchema>;
 
 /**

@@ -1,16 +1,19 @@
 import { z } from 'zod';
+import { builtOnce } from './built-once';
 
 /**
  * The run input's `toolChoice`: `auto` (the default: the model decides), `none` (no tool calls:
  * the model answers from the prompt alone), or `{type: 'tool', name}` (the run's first model call
  * must call that tool; later calls are `auto`, so the run can end).
  */
-export const toolChoiceSchema = z.union(
-  [
-    z.enum(['auto', 'none']),
-    z.strictObject({ type: z.literal('tool'), name: z.string().min(1, 'toolChoice.name must name a tool').max(128) }),
-  ],
-  { error: () => `toolChoice must be 'auto', 'none' or {"type": "tool", "name": "<tool>"}` },
+export const toolChoiceSchema = builtOnce('tool-choice', () =>
+  z.union(
+    [
+      z.enum(['auto', 'none']),
+      z.strictObject({ type: z.literal('tool'), name: z.string().min(1, 'toolChoice.name must name a tool').max(128) }),
+    ],
+    { error: () => `toolChoice must be 'auto', 'none' or {"type": "tool", "name": "<tool>"}` },
+  ),
 );
 export type RunToolChoice = z.output<typeof toolChoiceSchema>;
 

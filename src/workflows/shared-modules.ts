@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { builtOnce } from '../shared/built-once';
 
 /**
  * The workflow bundle's preloaded module (see src/workflow-bundle-options.ts): requiring it loads
- * zod into the cache the SDK shares between runs. zod declares itself free of side effects, so
- * the bundler would drop a bare `require('zod')`; this module uses it.
+ * zod and `builtOnce` into the cache the SDK shares between runs, so every run uses one zod and one
+ * set of the run input's schemas (src/shared/built-once.ts). zod declares itself free of side
+ * effects, so the bundler would drop a bare `require('zod')`; this module uses both.
  *
  * zod sets its default locale and memoizer in its global config the first time a schema (an
  * object) is built; the SDK freezes a shared module once preloaded, so they are set here, before
@@ -12,3 +14,4 @@ import { z } from 'zod';
 z.object({ preloaded: z.string() });
 
 export const sharedZod: typeof z = z;
+export const sharedBuiltOnce: typeof builtOnce = builtOnce;
