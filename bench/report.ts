@@ -1,3 +1,4 @@
+import { benchAllocatorEnv } from './worker-child';
 import { formatSandboxFigure, type SandboxFigure } from './sandbox-figure';
 import { formatSearchFigure, type SearchFigure } from './search-figure';
 import type { HistoryRow } from './history-figure';
@@ -134,7 +135,7 @@ function overheadSection(figure: OverheadFigure & { server: string }, index: num
 function throughputSection(figure: ThroughputFigure): string[] {
   return [
     `3. Throughput: ${figure.runs} concurrent runs × ${figure.iterations} iterations, ${figure.modelLatencyMs} ms ` +
-      `model latency, ${figure.outputBytes / 1024} KiB tool output, one worker (own process, default options)`,
+      `model latency, ${figure.outputBytes / 1024} KiB tool output, one worker (own process, default options, ${allocatorNote()})`,
     table([
       [
         'variant',
@@ -184,4 +185,11 @@ function replaySection(rows: ReplayRow[]): string[] {
       ]),
     ]),
   ];
+}
+
+/** How the bench's worker processes allocate memory (see `benchAllocatorEnv`). */
+function allocatorNote(): string {
+  const env = benchAllocatorEnv();
+  const set = Object.entries(env).map(([key, value]) => `${key}=${value}`);
+  return set.length ? `glibc malloc with ${set.join(' ')} (BENCH_MALLOC=trim)` : "glibc malloc's defaults";
 }

@@ -1,5 +1,20 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { deployDir } from '../scripts/cluster/cluster';
 import type { WorkerProcessConfig, WorkerProcessMessage } from './worker-process';
+
+/**
+ * The memory allocator settings of the bench's worker processes: glibc's defaults, or with
+ * `BENCH_MALLOC=trim` the `MALLOC_*` lines deploy/worker.env documents (commented out there: they
+ * trade worker CPU for memory; docs/benchmarks.md, "Worker cost"). Ours and the naive loop get the
+ * same; a `MALLOC_*` variable already in the bench's environment wins.
+ */
+export function benchAllocatorEnv(): Record<string, string> {
+  if (process.env.BENCH_MALLOC !== 'trim') return {};
+  const documented = readFileSync(path.join(deployDir(), 'worker.env'), 'utf8').matchAll(/^#\s*(MALLOC_\w+)=(\S+)$/gm);
+  return Object.fromEntries([...documented].map((m) => [m[1]!, m[2]!]));
+}
 
 /**
  * Forks a bench worker process (`worker-process.ts`). `BENCH_CPU_PROF=<dir>` writes CPU profiles of
@@ -15,7 +30,11 @@ export function forkBenchWorker(
     ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}/${options.label}`] : []),
     ...(options.exposeGc ? ['--expose-gc'] : []),
   ];
-  const child = fork(require.resolve('./worker-process'), [JSON.stringify(config)], { stdio: 'inherit', execArgv });
+  const child = fork(require.resolve('./worker-process'), [JSON.stringify(config)], {
+    stdio: 'inherit',
+    execArgv,
+    env: { ...benchAllocatorEnv(), ...process.env },
+  });
   child.on('exit', (code, signal) => {
     if (code !== 0)
       process.stderr.write(`[bench] worker process ${child.pid} exited (code ${code}, signal ${signal})\n`);
