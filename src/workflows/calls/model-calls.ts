@@ -146,7 +146,7 @@ export class ModelCalls {
     };
   }
 
-  /** One iteration's model call. */
+  /** One iteration's model call; its caller passes the answer to {@link noteRoute}. */
   call(iteration: number): Promise<CallModelOutput> {
     const s = this.settings;
     return this.withConversation((conversation, options) =>
@@ -155,10 +155,12 @@ export class ModelCalls {
           ? this.request(conversation, true)
           : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor(iteration) },
       ]),
-    ).then((response) => {
-      if (response.workerQueue) this.route.workerQueue = response.workerQueue;
-      return response;
-    });
+    );
+  }
+
+  /** The worker that answered holds the conversation now: a pinned run's next calls go to its queue. */
+  noteRoute(response: CallModelOutput): void {
+    if (response.workerQueue) this.route.workerQueue = response.workerQueue;
   }
 
   /**

@@ -7,20 +7,33 @@ import type { Run } from '../run/run';
 /**
  * One iteration's model call: the answer is accounted, appended exactly as returned (thinking
  * blocks included, unmodified, in order) and reported; a call that finally fails ends the run.
+ * A promise chain, not an `async` frame: the SDK records a stack trace for every promise a
+ * workflow creates (docs/benchmarks.md#worker-cost).
  */
-export async function modelStep(run: Run): Promise<CallModelOutput | LoopExit> {
+export function modelStep(run: Run): Promise<CallModelOutput | LoopExit> {
+  const { state, emit } = run;
+  emit({ kind: 'model_call_started', iteration: state.iteration + 1 });
+  let pending: Promise<CallModelOutput>;
+  try {
+    pending = run.modelCalls.call(state.iteration + 1);
+  } catch (err) {
+    pending = Promise.reject(err);
+  }
+  return pending.then(
+    (response) => answered(run, response),
+    (err: unknown) => {
+      // Stopped by an interrupt or a cancel: however the activity reported its end, that is not a model failure.
+      if (stopping(err)) throw err;
+      emit({ kind: 'model_call_failed', iteration: state.iteration + 1, error: failureMessage(err) });
+      return new LoopExit('failed', state.lastAssistantText, { type: failureType(err), message: failureMessage(err) });
+    },
+  );
+}
+
+function answered(run: Run, response: CallModelOutput): CallModelOutput {
   const { state, emit } = run;
   const { conversation } = state;
-  emit({ kind: 'model_call_started', iteration: state.iteration + 1 });
-  let response: CallModelOutput;
-  try {
-    response = await run.modelCalls.call(state.iteration + 1);
-  } catch (err) {
-    // Stopped by an interrupt or a cancel: however the activity reported its end, that is not a model failure.
-    if (stopping(err)) throw err;
-    emit({ kind: 'model_call_failed', iteration: state.iteration + 1, error: failureMessage(err) });
-    return new LoopExit('failed', state.lastAssistantText, { type: failureType(err), message: failureMessage(err) });
-  }
+  run.modelCalls.noteRoute(response);
   state.iteration += 1;
   state.turnIterations += 1;
   run.toolCalls.reportedLocalTools = new Set(response.localTools ?? []);

@@ -3,12 +3,13 @@ import {
   MAX_TOOL_CALLS_PER_TURN,
   cutChars,
   toolResultBlock,
+  type Permission,
   type ToolResultBlock,
   type ToolUseBlock,
 } from '../../shared';
 import { TASK_TOOL_NAME } from '../../shared/subagents';
 import { failureMessage, stopping } from '../calls/failures';
-import { postToolEvent, runAsAsked } from '../calls/hooks';
+import { postToolEvent, runAsAsked, type PreToolDecision } from '../calls/hooks';
 import type { Run } from '../run/run';
 import { doneResult, fitToBudget, summaryOf, type TurnResults } from './tool-results';
 
@@ -20,7 +21,7 @@ const MAX_TOOL_NAME_CHARS = 128;
  * then each call as an activity (calls/tool-calls.ts). Every outcome is a tool_result; nothing the
  * model asks for fails the run.
  */
-export async function runToolTurn(run: Run, toolUses: ToolUseBlock[]): Promise<TurnResults> {
+export function runToolTurn(run: Run, toolUses: ToolUseBlock[]): Promise<TurnResults> {
   const doneCall = run.settings.requireDone ? toolUses.find((t) => t.name === DONE_TOOL_NAME) : undefined;
   const doneSummary = summaryOf(doneCall);
   const seen = new Set<string>();
@@ -57,12 +58,15 @@ export async function runToolTurn(run: Run, toolUses: ToolUseBlock[]): Promise<T
     }
     return runOne(run, t);
   });
+  const finish = (settled: ToolResultBlock[]): TurnResults | Promise<TurnResults> => {
+    const turn = { results: fitToBudget(settled), ...(finished ? { doneSummary } : {}) };
+    // The one point where a run's MCP tools change: after the turn's calls, before the next model call.
+    return run.mcp.changesPending ? run.mcp.refreshIfChanged().then(() => turn) : turn;
+  };
   // Wait for every call to settle (a cancelled one included) before the run goes on. A single
-  // call is awaited alone: the same outcome, with fewer promises on the common path.
-  const results = fitToBudget(calls.length === 1 ? [await calls[0]!] : await allFulfilled(calls));
-  // The one point where a run's MCP tools change: after the turn's calls, before the next model call.
-  if (run.mcp.changesPending) await run.mcp.refreshIfChanged();
-  return { results, ...(finished ? { doneSummary } : {}) };
+  // call is waited for alone: the same outcome, with fewer promises on the common path (chains,
+  // not `async` frames: the SDK records a stack trace for every promise a workflow creates).
+  return calls.length === 1 ? calls[0]!.then((one) => finish([one])) : allFulfilled(calls).then(finish);
 }
 
 /** Every call's result once all have settled; the first failure (a stop) when one failed. */
@@ -108,22 +112,36 @@ function refusal(run: Run, name: string): string | undefined {
   return undefined;
 }
 
-async function runOne(run: Run, toolUse: ToolUseBlock): Promise<ToolResultBlock> {
-  const { mcp, hooks, state, settings } = run;
+/**
+ * One call, from its checks to its result. Written as promise chains, not `async` frames, for the
+ * common call (no PreToolUse hook, no approval): the SDK records a stack trace for every promise a
+ * workflow creates (docs/benchmarks.md#worker-cost).
+ */
+function runOne(run: Run, toolUse: ToolUseBlock): Promise<ToolResultBlock> {
+  const { mcp, hooks, settings } = run;
   // No tool has a name this long: refuse before it reaches state, queries or activity inputs.
   if (typeof toolUse.name !== 'string' || toolUse.name.length > MAX_TOOL_NAME_CHARS) {
-    return refuse(run, toolUse, `Error: Tool '${cutChars(String(toolUse.name), 60)}' not found.`);
+    return Promise.resolve(refuse(run, toolUse, `Error: Tool '${cutChars(String(toolUse.name), 60)}' not found.`));
   }
   if (toolUse.name === TASK_TOOL_NAME && run.tree) {
     // The hooks and approvals that stand before every tool call stand before a subagent too.
     return run.tree.run(toolUse, { hooks, approve: (call) => askApproval(run, call) });
   }
   const refused = refusal(run, toolUse.name);
-  if (refused !== undefined) return refuse(run, toolUse, refused);
+  if (refused !== undefined) return Promise.resolve(refuse(run, toolUse, refused));
   const permission = settings.permissionFor(toolUse.name, mcp.sideEffect(toolUse.name));
   if (permission === 'deny') {
-    return refuse(run, toolUse, `Error: the operator's policy does not allow tool '${toolUse.name}' in this run.`);
+    return Promise.resolve(
+      refuse(run, toolUse, `Error: the operator's policy does not allow tool '${toolUse.name}' in this run.`),
+    );
   }
+  if (hooks.has('PreToolUse') || permission === 'ask') return runGated(run, toolUse, permission);
+  return callTool(run, toolUse, toolUse, runAsAsked(toolUse));
+}
+
+/** A call that a PreToolUse hook or an approval stands before. */
+async function runGated(run: Run, toolUse: ToolUseBlock, permission: Permission): Promise<ToolResultBlock> {
+  const { hooks } = run;
   // PreToolUse hooks may deny the call, rewrite its input, ask for approval, or (trusted hooks) allow it.
   const pre = hooks.has('PreToolUse') ? await hooks.beforeTool(toolUse) : runAsAsked(toolUse);
   if (pre.kind === 'deny') return refuse(run, toolUse, `Error: not run: ${pre.reason}`);
@@ -139,30 +157,64 @@ async function runOne(run: Run, toolUse: ToolUseBlock): Promise<ToolResultBlock>
       );
     }
   }
+  return callTool(run, toolUse, call, pre);
+}
+
+/** Runs the call as an activity; its result (or failure) goes on to {@link finishCall}. */
+function callTool(run: Run, toolUse: ToolUseBlock, call: ToolUseBlock, pre: PreToolDecision) {
+  const { mcp, state } = run;
   state.activeTools.set(toolUse.id, toolUse.name);
   run.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: call.input });
-  let content: string;
-  let isError: boolean;
+  let pending: ReturnType<Run['toolCalls']['execute']>;
   try {
-    const result = await run.toolCalls.execute(call, mcp.callRef(call.name));
-    ({ content, isError } = result);
-    if (result.mcpToolsChanged) mcp.markChanged(toolUse.name);
-    state.conversation.markToolResultCached(toolUse.id);
+    pending = run.toolCalls.execute(call, mcp.callRef(call.name));
   } catch (err) {
-    if (stopping(err)) throw err;
-    // Retries exhausted (timeouts, lost workers): the model learns the call failed and decides.
-    content = `Error: tool '${toolUse.name}' failed: ${failureMessage(err)}`;
-    isError = true;
-  } finally {
-    state.activeTools.delete(toolUse.id);
+    // Whatever fails before the activity is scheduled fails the call, as a failed activity does.
+    pending = Promise.reject(err);
   }
-  const notes = [...(pre.kind === 'run' && pre.context ? [`[hook context] ${pre.context}`] : [])];
-  if (hooks.has(postToolEvent(isError))) {
-    notes.push(...(await hooks.afterTool(toolUse, call.input, content, isError)));
-  }
+  return pending.then(
+    (result) => {
+      state.activeTools.delete(toolUse.id);
+      if (result.mcpToolsChanged) mcp.markChanged(toolUse.name);
+      state.conversation.markToolResultCached(toolUse.id);
+      return finishCall(run, toolUse, call, pre, result.content, result.isError);
+    },
+    (err: unknown) => {
+      state.activeTools.delete(toolUse.id);
+      if (stopping(err)) throw err;
+      // Retries exhausted (timeouts, lost workers): the model learns the call failed and decides.
+      return finishCall(run, toolUse, call, pre, `Error: tool '${toolUse.name}' failed: ${failureMessage(err)}`, true);
+    },
+  );
+}
+
+/** The call's result block, after the PostToolUse (or PostToolUseFailure) hooks when the run has them. */
+function finishCall(
+  run: Run,
+  toolUse: ToolUseBlock,
+  call: ToolUseBlock,
+  pre: PreToolDecision,
+  content: string,
+  isError: boolean,
+): ToolResultBlock | Promise<ToolResultBlock> {
+  const notes = pre.kind === 'run' && pre.context ? [`[hook context] ${pre.context}`] : [];
+  if (!run.hooks.has(postToolEvent(isError))) return resultBlock(run, toolUse, content, isError, notes);
+  return run.hooks
+    .afterTool(toolUse, call.input, content, isError)
+    .then((more) => resultBlock(run, toolUse, content, isError, [...notes, ...more]));
+}
+
+function resultBlock(
+  run: Run,
+  toolUse: ToolUseBlock,
+  output: string,
+  isError: boolean,
+  notes: string[],
+): ToolResultBlock {
+  let content = output;
   if (notes.length > 0) {
     // The result no longer matches what the worker cached: it travels inline.
-    state.conversation.forgetToolResult(toolUse.id);
+    run.state.conversation.forgetToolResult(toolUse.id);
     content = `${content}\n\n${notes.join('\n')}`;
   }
   run.emit({ kind: 'tool_call_finished', toolUseId: toolUse.id, name: toolUse.name, isError, preview: content });

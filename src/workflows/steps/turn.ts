@@ -10,6 +10,7 @@ import {
   classifyTurn,
   toolCallsAtQuietStop,
   truncatedToolCallError,
+  type TurnOutcome,
 } from './turn-outcome';
 
 /**
@@ -18,10 +19,12 @@ import {
  * a paused turn, compact after the context window filled. The turn is already in the conversation;
  * an exit ends the loop.
  */
-export async function handleTurn(run: Run, response: ModelResponse): Promise<LoopExit | undefined> {
+export function handleTurn(
+  run: Run,
+  response: ModelResponse,
+): LoopExit | undefined | Promise<LoopExit | undefined> {
   const { state, emit } = run;
-  const { conversation } = state;
-  const { textTools, requireDone, maxTokens, model } = run.settings;
+  const { textTools, requireDone } = run.settings;
   let outcome = classifyTurn(response);
   const quietStopCalls = toolCallsAtQuietStop(response);
   if (outcome.kind === 'final' && !textTools && quietStopCalls.length > 0) {
@@ -39,10 +42,21 @@ export async function handleTurn(run: Run, response: ModelResponse): Promise<Loo
     // A reply cut at max_tokens and continued is read whole: a `<tool_code>` block may span both.
     const whole = state.textPrefix + outcome.text;
     state.textPrefix = '';
-    const handled = await textToolTurn(run, whole);
-    if ('exit' in handled) return handled.exit;
-    outcome = { kind: 'final', text: handled.answer };
+    return textToolTurn(run, whole).then((handled) =>
+      'exit' in handled ? handled.exit : afterOutcome(run, { kind: 'final', text: handled.answer }),
+    );
   }
+  return afterOutcome(run, outcome);
+}
+
+/**
+ * The loop's next step for a classified turn. Synchronous except where calls run (promise chains,
+ * not `async` frames: the SDK records a stack trace for every promise a workflow creates).
+ */
+function afterOutcome(run: Run, outcome: TurnOutcome): LoopExit | undefined | Promise<LoopExit | undefined> {
+  const { state, emit } = run;
+  const { conversation } = state;
+  const { requireDone, maxTokens, model } = run.settings;
   switch (outcome.kind) {
     case 'tools': {
       if (outcome.unexpectedStop) {
@@ -52,9 +66,10 @@ export async function handleTurn(run: Run, response: ModelResponse): Promise<Loo
         });
       }
       state.textPrefix = '';
-      const { results, doneSummary } = await runBoundedTurn(run, outcome.toolUses);
-      conversation.append({ role: 'user', content: results });
-      return doneSummary !== undefined ? finishTurn(run, doneSummary) : undefined;
+      return runBoundedTurn(run, outcome.toolUses).then(({ results, doneSummary }) => {
+        conversation.append({ role: 'user', content: results });
+        return doneSummary !== undefined ? finishTurn(run, doneSummary) : undefined;
+      });
     }
     case 'final': {
       if (requireDone) {
