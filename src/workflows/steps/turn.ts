@@ -19,10 +19,7 @@ import {
  * a paused turn, compact after the context window filled. The turn is already in the conversation;
  * an exit ends the loop.
  */
-export function handleTurn(
-  run: Run,
-  response: ModelResponse,
-): LoopExit | undefined | Promise<LoopExit | undefined> {
+export function handleTurn(run: Run, response: ModelResponse): LoopExit | undefined | Promise<LoopExit | undefined> {
   const { state, emit } = run;
   const { textTools, requireDone } = run.settings;
   let outcome = classifyTurn(response);
