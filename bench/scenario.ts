@@ -145,9 +145,6 @@ export interface BenchModelOptions {
 /** A `ScriptedModel` whose every step is the bench agent's turn (a function of the request). */
 export function createBenchModel(options: BenchModelOptions): ScriptedModel {
   const respond: ScriptedFunction = (request) => {
-    // The recorded requests are not needed here and would keep every conversation alive: the
-    // figures would measure the recorder's memory, not the orchestration.
-    model.requests.length = 0;
     options.clock?.mark(runKey(options.fallbackKey ?? 'in-process'));
     if (request.toolChoice?.type === 'none') return text('Summary: every chunk was read.', { usage: USAGE });
     return toolUse([benchToolCall(request, options.outputBytes ?? 1024)], {
@@ -156,6 +153,7 @@ export function createBenchModel(options: BenchModelOptions): ScriptedModel {
     });
   };
   const step: ScriptStep = options.latencyMs ? delayed(options.latencyMs, respond) : respond;
-  const model: ScriptedModel = new ScriptedModel(new Array<ScriptStep>(options.calls).fill(step));
-  return model;
+  // No recorded requests: copying and keeping every conversation would be measured as the worker's
+  // cost (its CPU and memory), not the orchestration's.
+  return new ScriptedModel(new Array<ScriptStep>(options.calls).fill(step), { record: false });
 }

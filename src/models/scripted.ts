@@ -53,7 +53,15 @@ export class ScriptedModel implements ModelProvider {
   private next = 0;
   private toolUseIds = 0;
 
-  constructor(steps: ScriptStep[]) {
+  /**
+   * `record: false` keeps no copy of the requests (`requests` stays empty) and hands function steps
+   * the request itself: for benchmarks, where copying every conversation would be measured as the
+   * worker's cost.
+   */
+  constructor(
+    steps: ScriptStep[],
+    private readonly options: { record?: boolean } = {},
+  ) {
     this.steps = [...steps];
   }
 
@@ -68,7 +76,7 @@ export class ScriptedModel implements ModelProvider {
   }
 
   async call(request: ModelRequest, ctx: ModelCallContext): Promise<ModelResponse> {
-    this.requests.push(structuredClone(request));
+    if (this.options.record !== false) this.requests.push(structuredClone(request));
     const index = this.next;
     const step = this.steps[index];
     if (step === undefined) {
@@ -90,7 +98,10 @@ export class ScriptedModel implements ModelProvider {
   ): Promise<ModelResponse> {
     if (ctx.signal.aborted) throw cancellationFailure(ctx.signal);
     if (step instanceof Error) throw step;
-    if (typeof step === 'function') return this.toResponse(await step(structuredClone(request), ctx), request, index);
+    if (typeof step === 'function') {
+      const seen = this.options.record === false ? request : structuredClone(request);
+      return this.toResponse(await step(seen, ctx), request, index);
+    }
     if ('error' in step) throw step.error;
     if ('delayMs' in step && 'step' in step) {
       await sleep(step.delayMs, ctx);
