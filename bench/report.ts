@@ -191,5 +191,5 @@ function replaySection(rows: ReplayRow[]): string[] {
 function allocatorNote(): string {
   const env = benchAllocatorEnv();
   const set = Object.entries(env).map(([key, value]) => `${key}=${value}`);
-  return set.length ? `glibc malloc with ${set.join(' ')} (BENCH_MALLOC=trim)` : "glibc malloc's defaults";
+  return set.length ? `glibc malloc with ${set.join(' ')}` : "glibc malloc's defaults";
 }

@@ -6,14 +6,23 @@ import type { WorkerProcessConfig, WorkerProcessMessage } from './worker-process
 
 /**
  * The memory allocator settings of the bench's worker processes: glibc's defaults, or with
- * `BENCH_MALLOC=trim` the `MALLOC_*` lines deploy/worker.env documents (commented out there: they
- * trade worker CPU for memory; docs/benchmarks.md, "Worker cost"). Ours and the naive loop get the
- * same; a `MALLOC_*` variable already in the bench's environment wins.
+ * `BENCH_MALLOC=trim` the `MALLOC_*` lines of deploy/worker.env (commented out there: they trade
+ * worker CPU for memory; docs/benchmarks.md, "Worker cost"). Ours and the naive loop get the same; a
+ * `MALLOC_*` variable already in the bench's environment wins.
  */
+function benchWorkerEnv(): NodeJS.ProcessEnv {
+  const documented =
+    process.env.BENCH_MALLOC === 'trim'
+      ? readFileSync(path.join(deployDir(), 'worker.env'), 'utf8').matchAll(/^#?\s*(MALLOC_\w+)=(\S+)$/gm)
+      : [];
+  return { ...Object.fromEntries([...documented].map((m) => [m[1]!, m[2]!])), ...process.env };
+}
+
+/** The `MALLOC_*` settings the bench's worker processes run with (none: glibc's defaults). */
 export function benchAllocatorEnv(): Record<string, string> {
-  if (process.env.BENCH_MALLOC !== 'trim') return {};
-  const documented = readFileSync(path.join(deployDir(), 'worker.env'), 'utf8').matchAll(/^#\s*(MALLOC_\w+)=(\S+)$/gm);
-  return Object.fromEntries([...documented].map((m) => [m[1]!, m[2]!]));
+  return Object.fromEntries(
+    Object.entries(benchWorkerEnv()).filter((e): e is [string, string] => e[0].startsWith('MALLOC_') && !!e[1]),
+  );
 }
 
 /**
@@ -33,7 +42,7 @@ export function forkBenchWorker(
   const child = fork(require.resolve('./worker-process'), [JSON.stringify(config)], {
     stdio: 'inherit',
     execArgv,
-    env: { ...benchAllocatorEnv(), ...process.env },
+    env: benchWorkerEnv(),
   });
   child.on('exit', (code, signal) => {
     if (code !== 0)

@@ -55,8 +55,8 @@ export class ScriptedModel implements ModelProvider {
 
   /**
    * `record: false` keeps no copy of the requests (`requests` stays empty) and hands function steps
-   * the request itself: for benchmarks, where copying every conversation would be measured as the
-   * worker's cost.
+   * the request itself, which they must not change (it holds the worker's cached conversation): for
+   * benchmarks, where copying every conversation would be measured as the worker's cost.
    */
   constructor(
     steps: ScriptStep[],

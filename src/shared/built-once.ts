@@ -10,11 +10,16 @@
  * workflow bundle (client, CLI, activities) it is an ordinary module, built once per process.
  *
  * The SDK deep-freezes what a preloaded module exports, and a frozen zod schema cannot install the
- * methods zod 4 adds on first use. The map is not an export (it is held by the closure), so the
- * schemas in it are never frozen; the first run to need them builds them.
+ * methods zod 4 adds on first use. The SDK freezes once, when it creates the thread's context, before
+ * any run; and the map is held by this module's closure, which the freeze does not reach. So the
+ * schemas are never frozen; the first run to need them builds them. (Without the reused context,
+ * `reuseV8Context: false`, or in a bundle without the preloaded module, each run builds its own, as
+ * before: correct, only without the saving.)
  *
  * What is built here must be pure: no per-run state, no workflow APIs, nothing a later run could
- * see changed. A zod schema is: parsing memoizes only what the schema itself determines.
+ * see changed. A zod schema is: parsing memoizes only what the schema itself determines. A build
+ * function may call only pure code, since its closures keep the first run's copies of the modules
+ * they use alive for the life of the thread.
  */
 const built = new Map<string, unknown>();
 

@@ -172,6 +172,8 @@ function callTool(run: Run, toolUse: ToolUseBlock, call: ToolUseBlock, pre: PreT
     // Whatever fails before the activity is scheduled fails the call, as a failed activity does.
     pending = Promise.reject(err);
   }
+  // (An error in the first handler, after the call succeeded, would fail the turn rather than the call;
+  // nothing there throws: set updates and a plain result.)
   return pending.then(
     (result) => {
       state.activeTools.delete(toolUse.id);
