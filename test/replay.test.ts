@@ -32,6 +32,10 @@ import { RoutedModel } from './subagents/routed-model';
  * `sticky-routing-v0.2.0.json` was recorded apart, by 0.2.0 (commit 70a7d3c) with sticky activities on:
  * every call of it went to the worker's own queue. Calls now go on the run's own queue until a cache
  * miss; a command's task queue is not part of what replay compares, so such runs go on after a deploy.
+ *
+ * `parallel-hooks-v0.2.0.json` was recorded by commit 7601f72, whose tool turn and model step were
+ * `async` frames; they are promise chains now (fewer promises), and it replays: the commands of an
+ * activation are issued in the same order.
  */
 const HISTORIES = HISTORIES_DIR;
 

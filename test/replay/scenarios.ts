@@ -172,6 +172,40 @@ export const SCENARIOS: Scenario[] = [
     exit: 'cancelled',
   },
   {
+    // Parallel calls of one turn on both paths of a tool call (two run at once, one waits for its
+    // approval), each followed by a PostToolUse hook activity, then a second turn with a failing call
+    // (PostToolUseFailure). Recorded with 0.2.0 (7601f72), whose tool turn was all `async` frames.
+    name: 'parallel-hooks',
+    files: { 'README.md': '# demo\nhello world\n' },
+    steps: () => [
+      toolUse([
+        { id: 'toolu_p1', name: 'read_file', input: { path: 'README.md' } },
+        { id: 'toolu_p2', name: 'write_file', input: { path: 'p.txt', content: 'p\n' } },
+        { id: 'toolu_p3', name: 'glob', input: { pattern: '*' } },
+      ]),
+      toolUse([
+        { id: 'toolu_p4', name: 'read_file', input: { path: 'missing.txt' } },
+        { id: 'toolu_p5', name: 'grep', input: { pattern: 'hello', path: '.' } },
+      ]),
+      text('Read, wrote p.txt and searched.'),
+    ],
+    input: () => ({ prompt: 'Read, write and search', approveMutating: true }),
+    deps: () => ({
+      deps: {
+        hooks: {
+          PostToolUse: [{ run: () => ({ hookSpecificOutput: { additionalContext: 'checked' } }) }],
+          PostToolUseFailure: [{ run: () => ({}) }],
+        },
+      },
+      close: async () => {},
+    }),
+    drive: async (handle) => {
+      await approvalPending(handle, 'toolu_p2');
+      await handle.executeUpdate(approveToolUpdate, { args: [{ toolUseId: 'toolu_p2' }] });
+    },
+    exit: 'completed',
+  },
+  {
     // Hands over to a new execution at 50 events (the least allowed): each execution's history is recorded.
     name: 'continue-as-new',
     files: { 'notes.txt': 'one\ntwo\n' },
