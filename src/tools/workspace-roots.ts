@@ -1,7 +1,7 @@
 import { existsSync, promises as fs, realpathSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { isInside, pinWorkspace, realpathAllowMissing, realpathAllowMissingSync, WorkspaceError } from './workspace';
+import { isInside, pinWorkspace, realpathAllowMissingSync, WorkspaceError } from './workspace';
 
 /**
  * Which workspaces a worker accepts: the operator decides, once, by the worker's workspace roots.
@@ -173,7 +173,7 @@ export class WorkspacePolicy {
    */
   async rootsHoldingOwnFiles(): Promise<string[]> {
     const lines: string[] = [];
-    for (const p of await this.resolvedProtected()) {
+    for (const p of this.resolvedProtectedNow()) {
       for (const root of this.roots) {
         const held = p.paths.find((one) => isInside(root, one));
         if (held)
@@ -183,46 +183,22 @@ export class WorkspacePolicy {
     return lines;
   }
 
-  /** The last resolution of the protected paths, and when it started (see `resolvedProtected`). */
-  private protectedCache?: { at: number; resolved: Promise<Protected[]> };
+  /** The last resolution of the protected paths, and when it was made (see `resolvedProtectedNow`). */
+  private protectedCache?: { at: number; resolved: Protected[] };
 
   /**
    * The paths as they resolve now: protected files may be missing, or links the worker's user
-   * changed. Resolved at most once per {@link PROTECTED_PATHS_TTL_MS} and shared by the checks
-   * meanwhile: resolving them before every tool call was a third of a busy worker's CPU
-   * (docs/benchmarks.md, "Worker cost"), and only the worker's own user can change them.
-   */
-  private resolvedProtected(): Promise<Protected[]> {
-    const now = performance.now();
-    const cached = this.protectedCache;
-    if (cached && now - cached.at < PROTECTED_PATHS_TTL_MS) return cached.resolved;
-    const resolved = this.resolveProtected();
-    this.protectedCache = { at: now, resolved };
-    return resolved;
-  }
-
-  private async resolveProtected(): Promise<Protected[]> {
-    return Promise.all(
-      this.protectedPaths.map(async (p) => {
-        const resolved = await Promise.all(p.paths.map((one) => realpathAllowMissing(one).catch(() => one)));
-        return { what: p.what, paths: [...new Set([...p.paths, ...resolved])] };
-      }),
-    );
-  }
-
-  /** The last synchronous resolution (see `resolvedProtectedNow`). */
-  private protectedNowCache?: { at: number; resolved: Protected[] };
-
-  /**
-   * The same, without the thread pool (see {@link realpathAllowMissingSync}), for {@link check},
-   * which runs before every tool call: also at most once per {@link PROTECTED_PATHS_TTL_MS}.
+   * changed. Resolved without the thread pool (see {@link realpathAllowMissingSync}: a dozen thread
+   * pool round trips cost a busy worker more than the call they guard), at most once per
+   * {@link PROTECTED_PATHS_TTL_MS}: resolving them before every tool call was a third of a busy
+   * worker's CPU (docs/benchmarks.md, "Worker cost"), and only the worker's own user can change them.
    */
   private resolvedProtectedNow(): Protected[] {
     const now = performance.now();
-    const cached = this.protectedNowCache;
+    const cached = this.protectedCache;
     if (cached && now - cached.at < PROTECTED_PATHS_TTL_MS) return cached.resolved;
     const resolved = this.resolveProtectedNow();
-    this.protectedNowCache = { at: now, resolved };
+    this.protectedCache = { at: now, resolved };
     return resolved;
   }
 
