@@ -139,6 +139,14 @@ export type RunContinuation = Omit<
   lastStopReason?: StopReason | null;
 };
 
+/** An optional positive number of seconds, at most `days` days. */
+const secondsUpTo = (field: string, days: number) =>
+  z
+    .number()
+    .positive(`${field} must be a positive number of seconds`)
+    .max(days * 24 * 3600, `${field} must be at most ${days} days`)
+    .optional();
+
 function buildRunInputSchema() {
   /**
    * Run input, validated at the client and again in the workflow. Unknown keys are rejected so a
@@ -208,11 +216,7 @@ function buildRunInputSchema() {
         .min(1_000, 'contextWindowTokens must be at least 1000')
         .optional(),
       session: z.boolean().optional(),
-      sessionIdleTimeoutSeconds: z
-        .number()
-        .positive('sessionIdleTimeoutSeconds must be a positive number of seconds')
-        .max(30 * 24 * 3600, 'sessionIdleTimeoutSeconds must be at most 30 days')
-        .optional(),
+      sessionIdleTimeoutSeconds: secondsUpTo('sessionIdleTimeoutSeconds', 30),
       permissions: z
         .record(
           z.string().min(1),
@@ -220,11 +224,7 @@ function buildRunInputSchema() {
         )
         .optional(),
       approveMutating: z.boolean().optional(),
-      approvalTimeoutSeconds: z
-        .number()
-        .positive('approvalTimeoutSeconds must be a positive number of seconds')
-        .max(7 * 24 * 3600, 'approvalTimeoutSeconds must be at most 7 days')
-        .optional(),
+      approvalTimeoutSeconds: secondsUpTo('approvalTimeoutSeconds', 7),
       requireDoneTool: z.boolean().optional(),
       /** Commands (bash) may use the network; the sandbox gives them none otherwise. */
       network: z.boolean().optional(),
