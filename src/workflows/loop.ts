@@ -28,8 +28,8 @@ export async function agentLoop(run: Run): Promise<LoopExit> {
       return LoopExit.interrupted({ reason: hooks.stopRunRequested }, state.lastAssistantText);
     if (state.overBudget(run.input.maxBudgetUsd)) return new LoopExit('max_budget', state.lastAssistantText);
     // Messages join before the size check, so what they add is bounded with the rest. (The
-    // synchronous checks before each `await` keep an iteration's promises few: the SDK records a
-    // stack trace for every promise a workflow creates; docs/benchmarks.md#worker-cost.)
+    // synchronous checks before each `await` keep an iteration's promises few: docs/contributing.md,
+    // "The hot path".)
     if (state.inbox.count > 0 && (await takeMessages(run)) === 'blocked') {
       const exit = await messageBlocked(run);
       if (exit) return exit;

@@ -207,7 +207,7 @@ export class ModelCalls {
      */
     singleAttempt = false,
   ): Promise<T> {
-    // Promise chains, not `async` frames: this runs for every call, and each frame costs promises.
+    // Promise chains (docs/contributing.md, "The hot path"): this runs for every call.
     const queue = this.route.callsPinned ? this.workerQueue : undefined;
     const once = singleAttempt ? { retry: { maximumAttempts: 1 } } : {};
     if (!queue) {

@@ -1,25 +1,18 @@
 import { SUMMARY_FALLBACK_TEXT, SUMMARY_INSTRUCTION, textOf, type CallModelOutput } from '../../shared';
 import { replyProse } from '../../shared/text-protocol';
-import { failureMessage, failureType, stopping } from '../calls/failures';
+import { failureMessage, failureType, startCall, stopping } from '../calls/failures';
 import { LoopExit } from '../run/loop-exit';
 import type { Run } from '../run/run';
 
 /**
  * One iteration's model call: the answer is accounted, appended exactly as returned (thinking
  * blocks included, unmodified, in order) and reported; a call that finally fails ends the run.
- * A promise chain, not an `async` frame: the SDK records a stack trace for every promise a
- * workflow creates (docs/benchmarks.md#worker-cost).
+ * A promise chain (docs/contributing.md, "The hot path").
  */
 export function modelStep(run: Run): Promise<CallModelOutput | LoopExit> {
   const { state, emit } = run;
   emit({ kind: 'model_call_started', iteration: state.iteration + 1 });
-  let pending: Promise<CallModelOutput>;
-  try {
-    pending = run.modelCalls.call(state.iteration + 1);
-  } catch (err) {
-    pending = Promise.reject(err);
-  }
-  return pending.then(
+  return startCall(() => run.modelCalls.call(state.iteration + 1)).then(
     (response) => answered(run, response),
     (err: unknown) => {
       // Stopped by an interrupt or a cancel: however the activity reported its end, that is not a model failure.

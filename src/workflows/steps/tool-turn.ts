@@ -8,7 +8,7 @@ import {
   type ToolUseBlock,
 } from '../../shared';
 import { TASK_TOOL_NAME } from '../../shared/subagents';
-import { failureMessage, stopping } from '../calls/failures';
+import { failureMessage, startCall, stopping } from '../calls/failures';
 import { postToolEvent, runAsAsked, type PreToolDecision } from '../calls/hooks';
 import type { Run } from '../run/run';
 import { doneResult, fitToBudget, summaryOf, type TurnResults } from './tool-results';
@@ -64,8 +64,7 @@ export function runToolTurn(run: Run, toolUses: ToolUseBlock[]): Promise<TurnRes
     return run.mcp.changesPending ? run.mcp.refreshIfChanged().then(() => turn) : turn;
   };
   // Wait for every call to settle (a cancelled one included) before the run goes on. A single
-  // call is waited for alone: the same outcome, with fewer promises on the common path (chains,
-  // not `async` frames: the SDK records a stack trace for every promise a workflow creates).
+  // call is waited for alone: the same outcome, with fewer promises (docs/contributing.md, "The hot path").
   return calls.length === 1 ? calls[0]!.then((one) => finish([one])) : allFulfilled(calls).then(finish);
 }
 
@@ -113,9 +112,8 @@ function refusal(run: Run, name: string): string | undefined {
 }
 
 /**
- * One call, from its checks to its result. Written as promise chains, not `async` frames, for the
- * common call (no PreToolUse hook, no approval): the SDK records a stack trace for every promise a
- * workflow creates (docs/benchmarks.md#worker-cost).
+ * One call, from its checks to its result: promise chains for the common call, no PreToolUse hook and
+ * no approval (docs/contributing.md, "The hot path").
  */
 function runOne(run: Run, toolUse: ToolUseBlock): Promise<ToolResultBlock> {
   const { mcp, hooks, settings } = run;
@@ -165,16 +163,10 @@ function callTool(run: Run, toolUse: ToolUseBlock, call: ToolUseBlock, pre: PreT
   const { mcp, state } = run;
   state.activeTools.set(toolUse.id, toolUse.name);
   run.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: call.input });
-  let pending: ReturnType<Run['toolCalls']['execute']>;
-  try {
-    pending = run.toolCalls.execute(call, mcp.callRef(call.name));
-  } catch (err) {
-    // Whatever fails before the activity is scheduled fails the call, as a failed activity does.
-    pending = Promise.reject(err);
-  }
-  // (An error in the first handler, after the call succeeded, would fail the turn rather than the call;
+  // Whatever fails before the activity is scheduled fails the call, as a failed activity does. (An
+  // error in the first handler, after the call succeeded, would fail the turn rather than the call;
   // nothing there throws: set updates and a plain result.)
-  return pending.then(
+  return startCall(() => run.toolCalls.execute(call, mcp.callRef(call.name))).then(
     (result) => {
       state.activeTools.delete(toolUse.id);
       if (result.mcpToolsChanged) mcp.markChanged(toolUse.name);

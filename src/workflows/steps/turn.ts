@@ -47,8 +47,8 @@ export function handleTurn(run: Run, response: ModelResponse): LoopExit | undefi
 }
 
 /**
- * The loop's next step for a classified turn. Synchronous except where calls run (promise chains,
- * not `async` frames: the SDK records a stack trace for every promise a workflow creates).
+ * The loop's next step for a classified turn: synchronous except where calls run, and there a promise
+ * chain (docs/contributing.md, "The hot path").
  */
 function afterOutcome(run: Run, outcome: TurnOutcome): LoopExit | undefined | Promise<LoopExit | undefined> {
   const { state, emit } = run;
