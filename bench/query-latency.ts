@@ -51,6 +51,9 @@ async function main(): Promise<void> {
     // BENCH_QUERY_CLASSIFY=1: describe the run first and sort each query by whether the run had a
     // workflow task scheduled or started then (the server holds a query back until that task is done).
     const classify = process.env.BENCH_QUERY_CLASSIFY === '1';
+    // BENCH_QUERY_PAUSE_MS: each client waits this long between queries (default 0: back to back), so
+    // that variants whose queries answer faster are not also loaded with more of them.
+    const pauseMs = Number(process.env.BENCH_QUERY_PAUSE_MS ?? 0);
     const byTask: Record<'pending' | 'none', number[]> = { pending: [], none: [] };
     const describeMs: number[] = [];
     let failures = 0;
@@ -76,6 +79,7 @@ async function main(): Promise<void> {
         } catch {
           failures += 1;
         }
+        if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
       }
     });
     const settled = await Promise.all(handles.map((h) => settle(h, 600_000)));
@@ -103,6 +107,7 @@ async function main(): Promise<void> {
             `describe (server only): ${line(describeMs)}\n`
           : '') +
         `worker: ${(stopped.cpuMs / (runs * iterations)).toFixed(1)} ms CPU per iteration, ` +
+        (pauseMs > 0 ? `queries paced: ${pauseMs} ms between each client's queries, ` : '') +
         `peak RSS ${(stopped.maxRssBytes / 2 ** 20).toFixed(0)} MiB, options ${JSON.stringify(config.workerOptions)}\n` +
         `first 20 runs: ${events} events, ${timedOut} workflow tasks timed out\n`,
     );
