@@ -74,6 +74,11 @@ export class Conversation {
 
   /** True when the last message has not reached a worker yet, so it may still change. */
   get canReplaceLast(): boolean {
+    return this.hasUnsynced;
+  }
+
+  /** True when some messages have not reached a worker yet (`unsynced` is not empty). */
+  get hasUnsynced(): boolean {
     return this.messages.length > this.syncedLength;
   }
 

@@ -28,13 +28,21 @@ export async function endCancelled(run: Run, cancellation: unknown): Promise<nev
   run.emit({ kind: 'run_finished', exitReason: 'cancelled', finalText: run.state.lastAssistantText });
   run.board.index();
   await CancellationScope.nonCancellable(async () => {
-    await condition(allHandlersFinished);
-    await keepFinalMessages(run.state.conversation);
-    // A subagent's spending reaches its parent before it closes (docs/subagents.md).
-    await run.settleTree();
+    await closingSteps(run);
   });
   upsertMemo({ [CANCELLED_RESULT_MEMO]: cancelledResult(run) });
   throw cancellation;
+}
+
+/**
+ * Before a run closes: its handlers finish, the messages no model call sent are recorded, and a
+ * subagent's spending reaches its parent (docs/subagents.md). Each step is taken only when there is
+ * something to do: a step that awaits nothing still costs promises (docs/contributing.md, "The hot path").
+ */
+async function closingSteps(run: Run): Promise<void> {
+  if (!allHandlersFinished()) await condition(allHandlersFinished);
+  if (run.state.conversation.hasUnsynced) await keepFinalMessages(run.state.conversation);
+  if (run.settleTree) await run.settleTree();
 }
 
 /** What a cancelled run leaves: its usage, cost and the text it had (cut to fit the memo). */
@@ -59,9 +67,7 @@ export async function endWith(run: Run, exit: LoopExit): Promise<AgentRunResult>
   run.state.finalStatus = exit.exitReason;
   run.emit({ kind: 'run_finished', exitReason: exit.exitReason, finalText: exit.finalText });
   run.board.index();
-  await condition(allHandlersFinished);
-  await keepFinalMessages(run.state.conversation);
-  await run.settleTree();
+  await closingSteps(run);
   // Runs with `outputSchema`: the parsed answer when the final text is the one that matched.
   const output = run.answers?.outputFor(exit.finalText);
   const result: AgentRunResult = {

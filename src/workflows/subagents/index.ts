@@ -15,8 +15,8 @@ export { SubagentTree } from './tree';
 /** A run's part in a tree: its subagents, and what it does before it closes (a subagent's last report). */
 export interface TreeRole {
   tree: SubagentTree | undefined;
-  /** Called at the run's end, before it closes; nothing for runs that are not subagents. */
-  settle(): Promise<void>;
+  /** A subagent's report to its parent before it closes; undefined for a run that is not a subagent. */
+  settle: (() => Promise<void>) | undefined;
 }
 
 /**
@@ -52,7 +52,8 @@ export function joinTree(p: {
       )
     : undefined;
   if (tree) p.approvals.linkRemote(tree);
-  let settle = (): Promise<void> => Promise.resolve();
+  // Only a subagent has a parent to settle with; other runs end without the step (and its promise).
+  let settle: (() => Promise<void>) | undefined;
   if (p.input.subagent && info.parent) {
     settle = reportToParent({
       parentWorkflowId: info.parent.workflowId,
