@@ -36,6 +36,11 @@ export interface WorkerSettings {
    * cancelled it (an unbilled describe), ms; 0 (`off`) leaves it to the heartbeats (default 1 s).
    */
   cancelWatchMs: number;
+  /**
+   * `DURABLE_AGENT_CPU_TARGET` (`0.8`, `80%`): the machine's CPU use above which the worker takes no
+   * more activities (the SDK's resource-based slots); unset, it takes as many as it has slots for.
+   */
+  cpuTarget?: number;
 }
 
 /**
@@ -80,8 +85,16 @@ export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSett
   const watch = /^(0|off|false|no)$/i.test(watchRaw ?? '')
     ? 0
     : parseDurationSetting('DURABLE_AGENT_CANCEL_WATCH', watchRaw, { min: 100, max: 60_000 });
+  const cpuRaw = env.DURABLE_AGENT_CPU_TARGET?.trim();
+  const cpu = cpuRaw ? (/%$/.test(cpuRaw) ? Number(cpuRaw.slice(0, -1)) / 100 : Number(cpuRaw)) : undefined;
+  if (cpu !== undefined && !(cpu >= 0.1 && cpu <= 1)) {
+    throw new Error(
+      `DURABLE_AGENT_CPU_TARGET must be a share of the machine's CPU from 0.1 to 1 (or 10% to 100%), got '${cpuRaw}'`,
+    );
+  }
   return {
     maxCachedRuns: cached,
+    ...(cpu !== undefined ? { cpuTarget: cpu } : {}),
     cancelWatchMs: watch ?? CANCEL_WATCH_MS,
     workflowTaskSlots: slots,
     shutdownGraceMs: grace ?? DEFAULT_SHUTDOWN_GRACE_MS,

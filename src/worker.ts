@@ -19,6 +19,7 @@ import { telemetryFromEnv } from './telemetry/from-env';
 import type { Telemetry } from './telemetry/pipeline';
 import { sandboxStatus, stopAllToolProcesses } from './sandbox';
 import { SHARED_WORKFLOW_MODULES } from './workflow-bundle-options';
+import { workerSlots } from './worker-slots';
 import {
   SHUTDOWN_FORCE_MARGIN_MS,
   STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT_MS,
@@ -143,6 +144,7 @@ export {
   workerSettings,
   type WorkerSettings,
 } from './worker-settings';
+export { workerSlots } from './worker-slots';
 
 /**
  * The bundle `npm run build` writes next to the compiled worker, if present. A worker whose data
@@ -196,7 +198,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT_MS,
     // A bound on the memory cached runs (waiting sessions among them) hold; see DEFAULT_MAX_CACHED_RUNS.
     maxCachedWorkflows: workerSettings().maxCachedRuns,
-    ...workflowTaskSlots(workerSettings(), options.workerOptions),
+    ...workerSlots(workerSettings(), options.workerOptions),
     shutdownGraceTime: graceMs,
     shutdownForceTime: graceMs + SHUTDOWN_FORCE_MARGIN_MS,
     ...(options.identity ? { identity: options.identity } : {}),
@@ -228,18 +230,6 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     ? await Worker.create({ ...common, taskQueue: stickyQueue, workflowsPath: undefined, workflowBundle: undefined })
     : undefined;
   return new AgentWorker(main, own, stickyQueue);
-}
-
-/**
- * The workflow task slots a worker takes (see DEFAULT_WORKFLOW_TASK_SLOTS), unless the caller's
- * options set their own count or a tuner (the SDK refuses a tuner next to slot counts).
- */
-export function workflowTaskSlots(
-  settings: Pick<WorkerSettings, 'workflowTaskSlots'>,
-  workerOptions: Partial<WorkerOptions> | undefined,
-): Pick<WorkerOptions, 'maxConcurrentWorkflowTaskExecutions'> {
-  if (workerOptions?.tuner || workerOptions?.maxConcurrentWorkflowTaskExecutions !== undefined) return {};
-  return { maxConcurrentWorkflowTaskExecutions: settings.workflowTaskSlots };
 }
 
 /**

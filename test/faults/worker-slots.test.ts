@@ -1,12 +1,20 @@
 /**
  * The production worker takes a bounded number of workflow tasks at once (queries wait behind the
  * tasks the worker holds): DURABLE_AGENT_WORKFLOW_TASK_SLOTS, else the default; a caller's own slot
- * count or tuner wins, and a tuner next to the default is not refused by the SDK.
+ * count or tuner wins, and a tuner next to the default is not refused by the SDK. With
+ * DURABLE_AGENT_CPU_TARGET its activities take the SDK's resource-based slots (runs under load:
+ * `node dist/bench/query-latency.js`, docs/benchmarks.md).
  */
 import type { Worker } from '@temporalio/worker';
 import { ScriptedModel, text } from '../../src/models';
 import { createDefaultRegistry } from '../../src/tools';
-import { createAgentWorker, DEFAULT_WORKFLOW_TASK_SLOTS, workflowTaskSlots, type AgentWorker } from '../../src/worker';
+import {
+  createAgentWorker,
+  DEFAULT_WORKFLOW_TASK_SLOTS,
+  workerSlots,
+  workerSettings,
+  type AgentWorker,
+} from '../../src/worker';
 import { connectTestEnv, testBundlePath, uniqueQueue, type TestEnv } from '../support/temporal';
 
 jest.setTimeout(60_000);
@@ -18,6 +26,12 @@ beforeAll(async () => {
 afterAll(async () => env?.close());
 
 async function workflowSlotsOf(options: Parameters<typeof createAgentWorker>[0]['workerOptions']): Promise<unknown> {
+  return (await tunerOf(options)).workflowTaskSlotSupplier;
+}
+
+async function tunerOf(
+  options: Parameters<typeof createAgentWorker>[0]['workerOptions'],
+): Promise<Record<string, { type: string; numSlots?: number }>> {
   const worker: AgentWorker = await createAgentWorker({
     connection: env.nativeConnection,
     namespace: 'default',
@@ -30,7 +44,7 @@ async function workflowSlotsOf(options: Parameters<typeof createAgentWorker>[0][
   // The SDK compiles slot counts into its tuner; the main worker is the one polling workflow tasks.
   const main = (worker as unknown as { main: Worker }).main;
   await worker.runUntil(Promise.resolve()); // releases its hold on the connection
-  return main.options.tuner.workflowTaskSlotSupplier;
+  return main.options.tuner as unknown as Record<string, { type: string; numSlots?: number }>;
 }
 
 test('the worker takes DURABLE_AGENT_WORKFLOW_TASK_SLOTS workflow tasks at once, else the default', async () => {
@@ -56,6 +70,26 @@ test("a caller's slot count or tuner replaces the default; the SDK accepts the t
     nexusTaskSlotSupplier: fixed(10),
   };
   expect(await workflowSlotsOf({ tuner })).toEqual(fixed(7));
-  expect(workflowTaskSlots({ workflowTaskSlots: 10 }, { tuner })).toEqual({});
-  expect(workflowTaskSlots({ workflowTaskSlots: 10 }, undefined)).toEqual({ maxConcurrentWorkflowTaskExecutions: 10 });
+  expect(workerSlots({ workflowTaskSlots: 10 }, { tuner })).toEqual({});
+  expect(workerSlots({ workflowTaskSlots: 10 }, undefined)).toEqual({ maxConcurrentWorkflowTaskExecutions: 10 });
+});
+
+test("DURABLE_AGENT_CPU_TARGET gives activities resource-based slots; a caller's slot count keeps them fixed", async () => {
+  process.env.DURABLE_AGENT_CPU_TARGET = '80%';
+  try {
+    expect(workerSettings().cpuTarget).toBe(0.8);
+    const tuner = await tunerOf(undefined);
+    expect(tuner.activityTaskSlotSupplier?.type).toBe('resource-based');
+    expect(tuner.workflowTaskSlotSupplier).toEqual({ type: 'fixed-size', numSlots: DEFAULT_WORKFLOW_TASK_SLOTS });
+    // The SDK refuses a tuner next to slot counts: a caller's count wins and the target is not applied.
+    const counted = await tunerOf({ maxConcurrentActivityTaskExecutions: 7 });
+    expect(counted.activityTaskSlotSupplier).toEqual({ type: 'fixed-size', numSlots: 7 });
+  } finally {
+    delete process.env.DURABLE_AGENT_CPU_TARGET;
+  }
+  for (const bad of ['0', '2', '5%', 'fast', '0.05']) {
+    expect(() => workerSettings({ DURABLE_AGENT_CPU_TARGET: bad })).toThrow(/DURABLE_AGENT_CPU_TARGET must be a share/);
+  }
+  expect(workerSettings({ DURABLE_AGENT_CPU_TARGET: '0.5' }).cpuTarget).toBe(0.5);
+  expect(workerSettings({}).cpuTarget).toBeUndefined();
 });
