@@ -2,7 +2,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
-import { eventsQuery, stateQuery, statusSearchAttribute } from '../../src/shared';
+import { eventsQuery, interruptSignal, stateQuery, statusSearchAttribute } from '../../src/shared';
 import { eventually, waitForState } from '../support/run-helpers';
 import { withWorker } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
@@ -94,3 +94,24 @@ test('Pending Activities shows what a tool call runs, and Current Details has no
     await handle.terminate('test over');
   });
 }, 60_000);
+
+test('an interrupt and a Temporal cancel that reach a waiting session together end it Canceled', async () => {
+  // Both arrive while no worker runs, so the next worker sees them in one activation: the interrupt
+  // ends the loop, and the cancel must still end the workflow Canceled (the run's closing steps wait
+  // for its handlers in the cancelled root scope, where that wait rejects at once).
+  const taskQueue = `status-both-${Date.now()}`;
+  const model = new ScriptedModel([text('hello'), text('never')]);
+  const handle = await withWorker(suite.env, { model, taskQueue }, async (tq) => {
+    const started = await start(tq, { session: true });
+    await waitForState(started, (s) => s.status === 'awaiting_input');
+    return started;
+  });
+  await handle.signal(interruptSignal, { reason: 'stop' });
+  await handle.cancel();
+  await withWorker(suite.env, { model, taskQueue }, async () => {
+    const err = await handle.result().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+  });
+  expect((await handle.describe()).status.name).toBe('CANCELLED');
+});

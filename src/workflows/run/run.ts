@@ -33,7 +33,6 @@ export class Run {
   readonly approvals = new Approvals();
   readonly board: StatusBoard;
   readonly tree: SubagentTree | undefined;
-  /** A subagent's last report to its parent, awaited before the run closes (a no-op otherwise). */
   /** A subagent reports its spending to its parent before it closes; undefined for other runs. */
   readonly settleTree: (() => Promise<void>) | undefined;
   /** Runs with `outputSchema`: checks each final answer (docs/output.md). */

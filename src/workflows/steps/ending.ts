@@ -38,9 +38,13 @@ export async function endCancelled(run: Run, cancellation: unknown): Promise<nev
  * Before a run closes: its handlers finish, the messages no model call sent are recorded, and a
  * subagent's spending reaches its parent (docs/subagents.md). Each step is taken only when there is
  * something to do: a step that awaits nothing still costs promises (docs/contributing.md, "The hot path").
+ * The handlers' wait is skipped only in a scope that is not cancelled: there `condition` rejects at
+ * once, which is how a run whose workflow was cancelled meanwhile ends Canceled, as it always has.
  */
 async function closingSteps(run: Run): Promise<void> {
-  if (!allHandlersFinished()) await condition(allHandlersFinished);
+  if (!allHandlersFinished() || CancellationScope.current().consideredCancelled) {
+    await condition(allHandlersFinished);
+  }
   if (run.state.conversation.hasUnsynced) await keepFinalMessages(run.state.conversation);
   if (run.settleTree) await run.settleTree();
 }
