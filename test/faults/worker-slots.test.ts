@@ -74,22 +74,68 @@ test("a caller's slot count or tuner replaces the default; the SDK accepts the t
   expect(workerSlots({ workflowTaskSlots: 10 }, undefined)).toEqual({ maxConcurrentWorkflowTaskExecutions: 10 });
 });
 
-test("DURABLE_AGENT_CPU_TARGET gives activities resource-based slots; a caller's slot count keeps them fixed", async () => {
-  process.env.DURABLE_AGENT_CPU_TARGET = '80%';
+/** Runs `fn` with DURABLE_AGENT_CPU_TARGET set to `value`, then puts back what was there. */
+async function withCpuTarget<T>(value: string, fn: () => Promise<T>): Promise<T> {
+  const before = process.env.DURABLE_AGENT_CPU_TARGET;
+  process.env.DURABLE_AGENT_CPU_TARGET = value;
   try {
+    return await fn();
+  } finally {
+    if (before === undefined) delete process.env.DURABLE_AGENT_CPU_TARGET;
+    else process.env.DURABLE_AGENT_CPU_TARGET = before;
+  }
+}
+
+test("DURABLE_AGENT_CPU_TARGET gives both workers' activities resource-based slots, at most 100", async () => {
+  await withCpuTarget('80%', async () => {
     expect(workerSettings().cpuTarget).toBe(0.8);
     const tuner = await tunerOf(undefined);
-    expect(tuner.activityTaskSlotSupplier?.type).toBe('resource-based');
+    expect(tuner.activityTaskSlotSupplier).toMatchObject({ type: 'resource-based', maximumSlots: 100 });
     expect(tuner.workflowTaskSlotSupplier).toEqual({ type: 'fixed-size', numSlots: DEFAULT_WORKFLOW_TASK_SLOTS });
+    // The worker's own activity queue (sticky activities) gets the same slots, on the same controller.
+    const worker = await createAgentWorker({
+      connection: env.nativeConnection,
+      namespace: 'default',
+      taskQueue: uniqueQueue('slots-own'),
+      workflowBundlePath: testBundlePath(),
+      deps: { models: () => new ScriptedModel([text('unused')]), tools: createDefaultRegistry() },
+      stickyActivities: true,
+    });
+    const { main, sticky: own } = worker as unknown as { main: Worker; sticky?: Worker };
+    await worker.runUntil(Promise.resolve());
+    expect(own).toBeDefined();
+    const activitySlots = (w: Worker) => w.options.tuner.activityTaskSlotSupplier as { controller?: unknown };
+    expect(activitySlots(own!)).toMatchObject({ type: 'resource-based' });
+    expect(activitySlots(own!).controller).toBe(activitySlots(main).controller);
+  });
+});
+
+test("a caller's slot count or tuner wins over DURABLE_AGENT_CPU_TARGET", async () => {
+  await withCpuTarget('0.8', async () => {
     // The SDK refuses a tuner next to slot counts: a caller's count wins and the target is not applied.
-    const counted = await tunerOf({ maxConcurrentActivityTaskExecutions: 7 });
-    expect(counted.activityTaskSlotSupplier).toEqual({ type: 'fixed-size', numSlots: 7 });
-  } finally {
-    delete process.env.DURABLE_AGENT_CPU_TARGET;
-  }
-  for (const bad of ['0', '2', '5%', 'fast', '0.05']) {
+    expect((await tunerOf({ maxConcurrentActivityTaskExecutions: 7 })).activityTaskSlotSupplier).toEqual({
+      type: 'fixed-size',
+      numSlots: 7,
+    });
+    expect((await tunerOf({ maxConcurrentWorkflowTaskExecutions: 5 })).activityTaskSlotSupplier?.type).toBe(
+      'fixed-size',
+    );
+    const fixed = (numSlots: number) => ({ type: 'fixed-size' as const, numSlots });
+    const tuner = {
+      workflowTaskSlotSupplier: fixed(7),
+      activityTaskSlotSupplier: fixed(9),
+      localActivityTaskSlotSupplier: fixed(50),
+      nexusTaskSlotSupplier: fixed(10),
+    };
+    expect((await tunerOf({ tuner })).activityTaskSlotSupplier).toEqual(fixed(9));
+  });
+});
+
+test('DURABLE_AGENT_CPU_TARGET is refused unless it is a share from 0.1 to 1', () => {
+  for (const bad of ['0', '2', '5%', 'fast', '0.05', '80']) {
     expect(() => workerSettings({ DURABLE_AGENT_CPU_TARGET: bad })).toThrow(/DURABLE_AGENT_CPU_TARGET must be a share/);
   }
   expect(workerSettings({ DURABLE_AGENT_CPU_TARGET: '0.5' }).cpuTarget).toBe(0.5);
+  expect(workerSettings({ DURABLE_AGENT_CPU_TARGET: '100%' }).cpuTarget).toBe(1);
   expect(workerSettings({}).cpuTarget).toBeUndefined();
 });
