@@ -13,7 +13,8 @@ import type { BenchWorkerTuning, WorkerProcessConfig } from './worker-process';
  * back. `wftSlots` sets the worker's maxConcurrentWorkflowTaskExecutions (default: the production
  * worker's); `BENCH_WORKER_OPTIONS='{"workflowThreadPoolSize":2}'` sets other worker options (JSON, on top).
  * Prints the query latency distribution, the runs' wall time and the worker's CPU and peak RSS.
- * `BENCH_CPU_PROF=<dir>` writes CPU profiles of the worker's threads there.
+ * `BENCH_CPU_PROF=<dir>` writes CPU profiles of the worker's threads there. `BENCH_QUERY_PAUSE_MS=<ms>`
+ * makes each client wait that long after each answer.
  */
 async function main(): Promise<void> {
   const [runs = 120, iterations = 10, latencyMs = 100, wftSlots] = process.argv.slice(2).map(Number);
@@ -51,9 +52,14 @@ async function main(): Promise<void> {
     // BENCH_QUERY_CLASSIFY=1: describe the run first and sort each query by whether the run had a
     // workflow task scheduled or started then (the server holds a query back until that task is done).
     const classify = process.env.BENCH_QUERY_CLASSIFY === '1';
-    // BENCH_QUERY_PAUSE_MS: each client waits this long between queries (default 0: back to back), so
-    // that variants whose queries answer faster are not also loaded with more of them.
+    // BENCH_QUERY_PAUSE_MS: each client waits this long after each answer (default 0: back to back), which
+    // bounds the query load (4 clients: at most 20 a second at 200 ms) when the answers come fast.
     const pauseMs = Number(process.env.BENCH_QUERY_PAUSE_MS ?? 0);
+    if (!Number.isInteger(pauseMs) || pauseMs < 0) {
+      throw new Error(
+        `BENCH_QUERY_PAUSE_MS must be a whole number of milliseconds, got '${process.env.BENCH_QUERY_PAUSE_MS}'`,
+      );
+    }
     const byTask: Record<'pending' | 'none', number[]> = { pending: [], none: [] };
     const describeMs: number[] = [];
     let failures = 0;
