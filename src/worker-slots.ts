@@ -38,7 +38,6 @@ const SLOT_OPTIONS = [
 export function workerSlots(
   settings: Pick<WorkerSettings, 'workflowTaskSlots' | 'cpuTarget'>,
   workerOptions: Partial<WorkerOptions> | undefined,
-  controller: () => ResourceBasedController = sharedController(settings.cpuTarget),
 ): Pick<WorkerOptions, 'maxConcurrentWorkflowTaskExecutions' | 'tuner'> {
   const own = workerOptions?.tuner !== undefined || SLOT_OPTIONS.some((o) => workerOptions?.[o] !== undefined);
   if (own && settings.cpuTarget !== undefined) {
@@ -56,7 +55,7 @@ export function workerSlots(
       // The SDK's default ramp (a new slot every 50 ms) would cap a busy worker at 20 activities a second.
       activityTaskSlotSupplier: {
         type: 'resource-based',
-        controller: controller(),
+        controller: controllerFor(settings.cpuTarget),
         minimumSlots: 2,
         maximumSlots: MAX_ACTIVITY_SLOTS,
         rampThrottle: 1,
@@ -77,14 +76,11 @@ function warnOnce(message: string): void {
 const controllers = new Map<number, ResourceBasedController>();
 
 /** One controller per target in the process: the worker's main and own-queue workers share its measure. */
-function sharedController(cpuTarget: number | undefined): () => ResourceBasedController {
-  return () => {
-    const target = cpuTarget ?? 1;
-    let controller = controllers.get(target);
-    if (!controller) {
-      controller = ResourceBasedController.create({ targetCpuUsage: target, targetMemoryUsage: MEMORY_TARGET });
-      controllers.set(target, controller);
-    }
-    return controller;
-  };
+function controllerFor(targetCpuUsage: number): ResourceBasedController {
+  let controller = controllers.get(targetCpuUsage);
+  if (!controller) {
+    controller = ResourceBasedController.create({ targetCpuUsage, targetMemoryUsage: MEMORY_TARGET });
+    controllers.set(targetCpuUsage, controller);
+  }
+  return controller;
 }

@@ -164,9 +164,11 @@ export function prebuiltBundlePath(withFailureConverter = false, withTelemetry =
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
   const log = Runtime.instance().logger;
 
+  // The worker's environment settings, read once (each read validates every variable).
+  const settings = workerSettings();
   const graceMs =
-    options.shutdownGraceTime !== undefined ? msToNumber(options.shutdownGraceTime) : workerSettings().shutdownGraceMs;
-  const sticky = options.stickyActivities ?? workerSettings().stickyActivities;
+    options.shutdownGraceTime !== undefined ? msToNumber(options.shutdownGraceTime) : settings.shutdownGraceMs;
+  const sticky = options.stickyActivities ?? settings.stickyActivities;
   const stickyQueue = sticky
     ? `${options.taskQueue}@${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`
     : undefined;
@@ -197,8 +199,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     // live worker takes its tasks within milliseconds, so 3 s (SDK default 10 s) costs nothing.
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT_MS,
     // A bound on the memory cached runs (waiting sessions among them) hold; see DEFAULT_MAX_CACHED_RUNS.
-    maxCachedWorkflows: workerSettings().maxCachedRuns,
-    ...workerSlots(workerSettings(), options.workerOptions),
+    maxCachedWorkflows: settings.maxCachedRuns,
+    ...workerSlots(settings, options.workerOptions),
     shutdownGraceTime: graceMs,
     shutdownForceTime: graceMs + SHUTDOWN_FORCE_MARGIN_MS,
     ...(options.identity ? { identity: options.identity } : {}),

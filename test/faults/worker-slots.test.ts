@@ -25,6 +25,16 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.close());
 
+const fixed = (numSlots: number) => ({ type: 'fixed-size' as const, numSlots });
+
+/** A caller's own tuner: fixed slots for workflow tasks and activities (50 local activities, 10 Nexus tasks). */
+const fixedTuner = (workflowTasks: number, activities: number) => ({
+  workflowTaskSlotSupplier: fixed(workflowTasks),
+  activityTaskSlotSupplier: fixed(activities),
+  localActivityTaskSlotSupplier: fixed(50),
+  nexusTaskSlotSupplier: fixed(10),
+});
+
 async function workflowSlotsOf(options: Parameters<typeof createAgentWorker>[0]['workerOptions']): Promise<unknown> {
   return (await tunerOf(options)).workflowTaskSlotSupplier;
 }
@@ -62,13 +72,7 @@ test("a caller's slot count or tuner replaces the default; the SDK accepts the t
     type: 'fixed-size',
     numSlots: 25,
   });
-  const fixed = (numSlots: number) => ({ type: 'fixed-size' as const, numSlots });
-  const tuner = {
-    workflowTaskSlotSupplier: fixed(7),
-    activityTaskSlotSupplier: fixed(50),
-    localActivityTaskSlotSupplier: fixed(50),
-    nexusTaskSlotSupplier: fixed(10),
-  };
+  const tuner = fixedTuner(7, 50);
   expect(await workflowSlotsOf({ tuner })).toEqual(fixed(7));
   expect(workerSlots({ workflowTaskSlots: 10 }, { tuner })).toEqual({});
   expect(workerSlots({ workflowTaskSlots: 10 }, undefined)).toEqual({ maxConcurrentWorkflowTaskExecutions: 10 });
@@ -120,13 +124,7 @@ test("a caller's slot count or tuner wins over DURABLE_AGENT_CPU_TARGET", async 
     expect((await tunerOf({ maxConcurrentWorkflowTaskExecutions: 5 })).activityTaskSlotSupplier?.type).toBe(
       'fixed-size',
     );
-    const fixed = (numSlots: number) => ({ type: 'fixed-size' as const, numSlots });
-    const tuner = {
-      workflowTaskSlotSupplier: fixed(7),
-      activityTaskSlotSupplier: fixed(9),
-      localActivityTaskSlotSupplier: fixed(50),
-      nexusTaskSlotSupplier: fixed(10),
-    };
+    const tuner = fixedTuner(7, 9);
     expect((await tunerOf({ tuner })).activityTaskSlotSupplier).toEqual(fixed(9));
   });
 });
