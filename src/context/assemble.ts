@@ -27,7 +27,7 @@ import {
 import { readLayerFile, type LayerFile } from './layer-files';
 import { findSkills } from './skills';
 import { bytesText, fitBytes, markCut, utf8Length } from './text';
-import { readCapped } from './workspace-files';
+import { listTop, readCapped } from './workspace-files';
 import { cutChars } from '../shared/bounds';
 
 /**
@@ -198,11 +198,13 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
   const sections: Section[] = [{ kind: 'default', title: 'Identity', text: identitySection() }];
   let skills: ContextSkill[] = [];
   const owners = workspace ? await contextOwners(workspace) : {};
+  // Listed once: the files below that are not there cost no walk.
+  const top = workspace ? await listTop(workspace) : undefined;
   if (workspace) {
     // The system layer: SOUL.md, then the instruction files.
-    const soul = await readLayerFile(workspace, 'soul', owners.inside, warn);
+    const soul = await readLayerFile(workspace, 'soul', owners.inside, warn, top);
     if (soul) sections.push(layerSection(soul));
-    for (const file of await readInstructions(workspace, warn)) {
+    for (const file of await readInstructions(workspace, warn, top)) {
       sections.push({
         kind: 'instructions',
         title: `Project instructions (${file.path})`,
@@ -214,7 +216,7 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
   }
   sections.push({ kind: 'default', title: 'Environment', text: environmentSection(env) });
   if (workspace) {
-    const memory = await readCapped(workspace, 'MEMORY.md', MAX_MEMORY_BYTES, owners.inside);
+    const memory = await readCapped(workspace, 'MEMORY.md', MAX_MEMORY_BYTES, owners.inside, top);
     if (memory.kind === 'refused') warn(`MEMORY.md not read: ${memory.reason}`);
     if (memory.kind === 'ok' && memory.truncated)
       warn(`MEMORY.md cut to its first ${bytesText(MAX_MEMORY_BYTES)} of ${bytesText(memory.fileBytes)}`);
@@ -232,7 +234,7 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
       text: memorySection(text, offered, memory.kind === 'refused' ? memory.reason : undefined),
       ...(memory.kind === 'ok' && memory.truncated ? { truncated: true } : {}),
     });
-    const found = await findSkills(workspace, warn, owners.inside);
+    const found = await findSkills(workspace, warn, owners.inside, top);
     if (found.length && !offered.has('read_file')) {
       warn(`${found.length} skills not listed: the run does not offer read_file to read them`);
     } else if (found.length) {
@@ -247,7 +249,7 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
     'more tools not described',
   );
   sections.push({ kind: 'default', title: 'Tools', text: tools.text, ...(tools.truncated ? { truncated: true } : {}) });
-  const notes = workspace ? await readLayerFile(workspace, 'tools', owners.inside, warn) : undefined;
+  const notes = workspace ? await readLayerFile(workspace, 'tools', owners.inside, warn, top) : undefined;
   if (notes && specs.length === 0) warn('TOOLS.md not shown: the run offers no tools');
   else if (notes) sections.push({ ...layerSection(notes), level: 2 });
   if (input.systemPrompt) sections.push({ kind: 'user', title: 'User instructions', text: input.systemPrompt });

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { MAX_INSTRUCTION_DEPTH, MAX_INSTRUCTION_FILE_BYTES, MAX_INSTRUCTIONS_TOTAL_BYTES } from './limits';
 import { bytesText, markCut, utf8Length } from './text';
-import { ownerOf, readCapped, workerUser } from './workspace-files';
+import { ownerOf, readCapped, workerUser, type TopNames } from './workspace-files';
 
 /**
  * Instruction files: `AGENTS.md` (the cross-tool convention) or, where a folder has none, `CLAUDE.md`
@@ -59,10 +59,14 @@ function shownPath(realWorkspace: string, dir: string, name: string): string {
   return dir === realWorkspace ? name : path.join(dir, name);
 }
 
-/** The instruction files to put in the prompt, nearest first, within their caps; `warn` hears what was skipped. */
+/**
+ * The instruction files to put in the prompt, nearest first, within their caps; `warn` hears what
+ * was skipped. `top`: the workspace's top names, when listed (workspace-files.ts, `listTop`).
+ */
 export async function readInstructions(
   realWorkspace: string,
   warn: (text: string) => void,
+  top?: TopNames,
 ): Promise<InstructionFile[]> {
   const files: InstructionFile[] = [];
   let budget = MAX_INSTRUCTIONS_TOTAL_BYTES;
@@ -73,7 +77,10 @@ export async function readInstructions(
       const shown = shownPath(realWorkspace, dir, name);
       const cap = Math.min(MAX_INSTRUCTION_FILE_BYTES, budget);
       // Above the workspace, only the worker's user's files; in it, the workspace owner's too.
-      const read = await readCapped(dir, name, Math.max(cap, 1), dir === realWorkspace ? owners.inside : owners.above);
+      const read =
+        dir === realWorkspace
+          ? await readCapped(dir, name, Math.max(cap, 1), owners.inside, top)
+          : await readCapped(dir, name, Math.max(cap, 1), owners.above);
       if (read.kind === 'missing') continue;
       if (read.kind === 'refused') {
         warn(`${shown} not read: ${read.reason}`);

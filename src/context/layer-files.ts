@@ -1,6 +1,6 @@
 import { MAX_SOUL_BYTES, MAX_TOOL_NOTES_BYTES } from './limits';
 import { bytesText, markCut } from './text';
-import { readCapped } from './workspace-files';
+import { readCapped, type TopNames } from './workspace-files';
 
 /**
  * The workspace's own layer files, read from its root like MEMORY.md (docs/context.md):
@@ -23,15 +23,17 @@ export interface LayerFile {
  * One layer file, through the same safe reads and ownership rules as every context file: missing
  * or blank gives nothing; refused (a link out of the workspace, a hard link, another user's file,
  * a binary file) gives a warning and nothing; over its cap, its start, marked and warned about.
+ * `top`: the workspace's top names, when listed (workspace-files.ts, `listTop`).
  */
 export async function readLayerFile(
   workspace: string,
   which: keyof typeof LAYER_FILES,
   owners: readonly number[] | undefined,
   warn: (text: string) => void,
+  top?: TopNames,
 ): Promise<LayerFile | undefined> {
   const { name, title, maxBytes } = LAYER_FILES[which];
-  const read = await readCapped(workspace, name, maxBytes, owners);
+  const read = await readCapped(workspace, name, maxBytes, owners, top);
   if (read.kind === 'refused') warn(`${name} not read: ${read.reason}`);
   if (read.kind !== 'ok' || !read.text.trim()) return undefined;
   if (!read.truncated) return { path: name, title, text: read.text.trimEnd(), truncated: false };

@@ -7,7 +7,7 @@ import {
   MAX_SKILLS,
 } from './limits';
 import { oneLine, splitFrontmatter } from './frontmatter';
-import { listFolders, readCapped } from './workspace-files';
+import { listFolders, readCapped, type TopNames } from './workspace-files';
 
 /**
  * Skills, as in Anthropic's Agent Skills (agentskills.io): a folder holding a `SKILL.md` that starts
@@ -56,17 +56,18 @@ const SKILL_FOLDER = /^[\p{L}\p{N}._-](?:[\p{L}\p{N}._ -]{0,126}[\p{L}\p{N}._-])
 
 /**
  * The workspace's skills, in root order then by folder name, at most MAX_SKILLS; `warn` hears what
- * was skipped. `owners`: who may own a SKILL.md (see readCapped).
+ * was skipped. `owners`: who may own a SKILL.md (see readCapped); `top`: the workspace's top names, when listed.
  */
 export async function findSkills(
   realWorkspace: string,
   warn: (text: string) => void,
   owners?: readonly number[],
+  top?: TopNames,
 ): Promise<ContextSkill[]> {
   const skills: ContextSkill[] = [];
   const seen = new Map<string, string>();
   for (const root of SKILL_ROOTS) {
-    const listed = await listFolders(realWorkspace, root, MAX_SKILL_DIR_ENTRIES);
+    const listed = await listFolders(realWorkspace, root, MAX_SKILL_DIR_ENTRIES, top);
     if (listed.kind === 'missing') continue;
     if (listed.kind === 'refused') {
       warn(`${root}/ not searched for skills: ${listed.reason}`);

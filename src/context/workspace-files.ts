@@ -38,16 +38,51 @@ function foreignFile(stat: Stats, owners: readonly number[] | undefined): string
   return undefined;
 }
 
+/** A folder with more entries than this is not listed up front: its files are walked to one by one. */
+const MAX_TOP_NAMES = 4096;
+
+/**
+ * The names at the top of a folder, lower-cased, listed once so that a context file whose first
+ * path component is not there is known to be missing without a walk. Run start asks for about ten
+ * names (SOUL.md, AGENTS.md, MEMORY.md, the skill folders…) and most workspaces hold few of them;
+ * each walk costs the root's `realpath`, `open`, `readlink` and an `lstat`.
+ *
+ * The listing only ever makes a read skip something that was not there: a file created after it is
+ * treated like one created after the read, and the names it does hold are still reached by the safe
+ * walk. Lower-cased so that a case-insensitive file system's `memory.md` is still walked to.
+ */
+export type TopNames = ReadonlySet<string>;
+
+/** The top names of `dir`; undefined (every path walked) when it cannot be listed or holds more than MAX_TOP_NAMES. */
+export async function listTop(dir: string): Promise<TopNames | undefined> {
+  try {
+    const listed = await listNames(dir, MAX_TOP_NAMES, () => true);
+    return listed.kind === 'ok' && !listed.more ? new Set(listed.names.map((n) => n.toLowerCase())) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `top` shows that `relPath` (relative, `/`-separated) cannot be there. */
+export function absentFrom(top: TopNames | undefined, relPath: string): boolean {
+  if (top === undefined) return false;
+  const first = relPath.split('/').find((name) => name !== '' && name !== '.');
+  return first !== undefined && first !== '..' && !top.has(first.toLowerCase());
+}
+
 /**
  * The first `maxBytes` of `relPath` in `root` as UTF-8 text (an incomplete last character is
- * dropped). A hard-linked file, or one not owned by one of `owners`, is refused.
+ * dropped). A hard-linked file, or one not owned by one of `owners`, is refused. `top`: `root`'s
+ * top names, when listed ({@link listTop}).
  */
 export async function readCapped(
   root: string,
   relPath: string,
   maxBytes: number,
   owners?: readonly number[],
+  top?: TopNames,
 ): Promise<FileRead> {
+  if (absentFrom(top, relPath)) return { kind: 'missing' };
   try {
     return await withLocated(root, relPath, { followLinks: true }, async (located): Promise<FileRead> => {
       if (!located.stat) return { kind: 'missing' };
@@ -106,9 +141,16 @@ export function workerUser(): number | undefined {
 /**
  * Names in the folder `relDir` of `root` that may be folders (folders and symlinks; a symlink is
  * only ever followed by the later safe read), sorted, at most `maxEntries` of them. The folder
- * itself is opened by descriptor without following a link, and verified inside `root`.
+ * itself is opened by descriptor without following a link, and verified inside `root`. `top`: as for
+ * {@link readCapped}.
  */
-export async function listFolders(root: string, relDir: string, maxEntries: number): Promise<DirList> {
+export async function listFolders(
+  root: string,
+  relDir: string,
+  maxEntries: number,
+  top?: TopNames,
+): Promise<DirList> {
+  if (absentFrom(top, relDir)) return { kind: 'missing' };
   try {
     return await withLocated(root, relDir, { followLinks: true }, async (located): Promise<DirList> => {
       if (!located.stat) return { kind: 'missing' };
