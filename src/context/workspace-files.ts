@@ -144,12 +144,7 @@ export function workerUser(): number | undefined {
  * itself is opened by descriptor without following a link, and verified inside `root`. `top`: as for
  * {@link readCapped}.
  */
-export async function listFolders(
-  root: string,
-  relDir: string,
-  maxEntries: number,
-  top?: TopNames,
-): Promise<DirList> {
+export async function listFolders(root: string, relDir: string, maxEntries: number, top?: TopNames): Promise<DirList> {
   if (absentFrom(top, relDir)) return { kind: 'missing' };
   try {
     return await withLocated(root, relDir, { followLinks: true }, async (located): Promise<DirList> => {

@@ -64,12 +64,7 @@ test('the assembled prompt still holds every context file that is there', async 
     '.claude/skills/pdf/SKILL.md': '---\nname: pdf\ndescription: Fill in PDF forms\n---\n',
   });
   const ctx = await assemble(tmp.dir);
-  expect(ctx.sources.map((s) => s.path).filter(Boolean)).toEqual([
-    'SOUL.md',
-    'AGENTS.md',
-    'MEMORY.md',
-    'TOOLS.md',
-  ]);
+  expect(ctx.sources.map((s) => s.path).filter(Boolean)).toEqual(['SOUL.md', 'AGENTS.md', 'MEMORY.md', 'TOOLS.md']);
   expect(ctx.skills.map((s) => s.name)).toEqual(['pdf']);
   expect(ctx.warnings).toEqual([]);
 });
