@@ -26,7 +26,7 @@ import { formatIdleFigure, measureIdle, type IdleFigure } from './idle-figure';
 import { measureSandbox } from './sandbox-figure';
 import { measureSearch } from './search-figure';
 import { formatStream, measureStream } from './stream-figure';
-import { measureThroughput } from './throughput-figure';
+import { measureThroughput, throughputShape } from './throughput-figure';
 import { installQuietRuntime } from './workers';
 
 /**
@@ -132,6 +132,8 @@ async function main(): Promise<void> {
       results.cluster = await measureCluster({ bundlePath, workspace, workDir, quick: args.quick, log });
       results.meta.server = results.cluster.server;
     }
+    // A bad shape is refused before anything starts.
+    if (args.only.has('throughput')) throughputShape();
     const external = externalServer();
     const needsServer = ['history', 'overhead', 'throughput', 'replay', 'stream', 'mcp', 'idle'].some((f) =>
       args.only.has(f as Figure),
@@ -243,6 +245,12 @@ function target(c: HistoryFigure['completed'][number]): ReplayTarget {
   return { label: `${row.subject} · ${row.iterations} × ${row.outputBytes / 1024} KiB`, ...c };
 }
 
+/** The throughput shape's variable, when set, so the printed command reproduces the run. */
+function shapeEnv(): string {
+  const shape = process.env.BENCH_THROUGHPUT_SHAPE;
+  return shape ? `BENCH_THROUGHPUT_SHAPE=${shape} ` : '';
+}
+
 function describeRun(args: Args, server: string): BenchResults['meta'] {
   const cpus = os.cpus();
   const flags = [
@@ -255,7 +263,7 @@ function describeRun(args: Args, server: string): BenchResults['meta'] {
     node: process.version,
     machine: `${os.platform()} ${os.arch()} · ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}`,
     server,
-    command: `npm run bench${flags.length ? ` -- ${flags.join(' ')}` : ''}`,
+    command: `${shapeEnv()}npm run bench${flags.length ? ` -- ${flags.join(' ')}` : ''}`,
     loadAverageAtStart: loadAverage(),
   };
 }

@@ -5,9 +5,28 @@ import { forkBenchWorker, nextMessage, stopChild } from './worker-child';
 import type { WorkerProcessConfig } from './worker-process';
 import type { Subject } from './workers';
 
-const ITERATIONS = 10;
 const MODEL_LATENCY_MS = 100;
-const OUTPUT_BYTES = 1024;
+
+/**
+ * The runs' shape: 10 iterations with 1 KiB of tool output by default, or
+ * `BENCH_THROUGHPUT_SHAPE=<iterations>x<bytes>` (1-100 iterations, 1-65536 bytes) to see how the
+ * loops compare as runs grow (the naive loop re-sends the whole conversation every call).
+ */
+export function throughputShape(value = process.env.BENCH_THROUGHPUT_SHAPE): {
+  iterations: number;
+  outputBytes: number;
+} {
+  if (value === undefined || value === '') return { iterations: 10, outputBytes: 1024 };
+  const m = /^(\d+)x(\d+)$/.exec(value.trim());
+  const iterations = Number(m?.[1]);
+  const outputBytes = Number(m?.[2]);
+  if (!m || iterations < 1 || iterations > 100 || outputBytes < 1 || outputBytes > 65536) {
+    throw new Error(
+      `BENCH_THROUGHPUT_SHAPE='${value}': expected <iterations>x<bytes>, 1-100 iterations and 1-65536 bytes (e.g. 30x8192)`,
+    );
+  }
+  return { iterations, outputBytes };
+}
 
 export interface ThroughputRow {
   label: string;
@@ -50,6 +69,7 @@ const VARIANTS: Array<{ label: string; subject: Subject; eager: boolean }> = [
  */
 export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFigure> {
   const runs = ctx.quick ? 50 : 200;
+  const { iterations: ITERATIONS, outputBytes: OUTPUT_BYTES } = throughputShape();
   const rows: ThroughputRow[] = [];
   // BENCH_THROUGHPUT=ours,naive (labels' first words, or `eager`/`no-eager`): only those variants, to profile.
   const only = process.env.BENCH_THROUGHPUT?.split(',');
