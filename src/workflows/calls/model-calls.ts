@@ -22,12 +22,13 @@ import {
   type RunEventInput,
   type ToolSpec,
   type RunToolChoice,
+  type SummarizeRunOutput,
   type ToolChoice,
 } from '../../shared';
 import { modelActivityOptions, type RunTimeouts } from '../../shared/run-timeouts';
 import type { Conversation } from '../run/conversation';
 import { agentActivities } from './activity-proxy';
-import { failureMessage, failureType, stopping } from './failures';
+import { failureMessage, failureType, passThrough, settleCall, stopping, type Outcome } from './failures';
 
 export { failureMessage, failureType, stopping } from './failures';
 
@@ -146,15 +147,17 @@ export class ModelCalls {
     };
   }
 
-  /** One iteration's model call; its caller passes the answer to {@link noteRoute}. */
-  call(iteration: number): Promise<CallModelOutput> {
+  /** One iteration's model call, its outcome handled by `outcome`; the answer goes to {@link noteRoute}. */
+  call<R>(iteration: number, outcome: Outcome<CallModelOutput, R>): Promise<R> {
     const s = this.settings;
-    return this.withConversation((conversation, options) =>
-      this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
-        s.toolProtocol
-          ? this.request(conversation, true)
-          : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor(iteration) },
-      ]),
+    return this.withConversation(
+      (conversation, options) =>
+        this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
+          s.toolProtocol
+            ? this.request(conversation, true)
+            : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor(iteration) },
+        ]),
+      outcome,
     );
   }
 
@@ -177,10 +180,12 @@ export class ModelCalls {
   /** A closing call (summary, compaction) with an instruction; the conversation is unchanged. */
   async summary(instruction: string, label: string): Promise<{ text: string; response: ModelResponse }> {
     const s = this.settings;
-    const { text, response } = await this.withConversation((conversation, options) =>
-      this.activities.summarizeRun.executeWithOptions({ summary: `${label} · ${s.model}`, ...options }, [
-        { ...this.request(conversation), instruction },
-      ]),
+    const { text, response } = await this.withConversation(
+      (conversation, options) =>
+        this.activities.summarizeRun.executeWithOptions({ summary: `${label} · ${s.model}`, ...options }, [
+          { ...this.request(conversation), instruction },
+        ]),
+      passThrough<SummarizeRunOutput>(),
     );
     // Results recorded before bounded payloads carry the text; newer ones only the response.
     return { text: text ?? textOf(response.content), response };
@@ -196,7 +201,7 @@ export class ModelCalls {
    * it and `fallback` decides what to do on the shared queue, told whether an attempt may have
    * started (a mutating tool is then not re-run blindly).
    */
-  onWorker<T>(
+  onWorker<T, R>(
     call: (options: Options) => Promise<T>,
     fallback: (mayHaveStarted: boolean) => Promise<T>,
     /**
@@ -205,60 +210,78 @@ export class ModelCalls {
      * it may have, and the shared queue takes over at once (a mutating tool is not re-run blindly).
      * Model calls keep their retry policy (429s wait their Retry-After).
      */
-    singleAttempt = false,
-  ): Promise<T> {
+    singleAttempt: boolean,
+    /** What the caller does with the call's outcome, the fallback's included (one promise per call). */
+    outcome: Outcome<T, R>,
+  ): Promise<R> {
     // Promise chains (docs/contributing.md, "The hot path"): this runs for every call.
     const queue = this.route.callsPinned ? this.workerQueue : undefined;
     const once = singleAttempt ? { retry: { maximumAttempts: 1 } } : {};
+    const { fail } = outcome;
     if (!queue) {
-      if (!singleAttempt) return call({});
-      return call(once).catch((err: unknown) => {
-        if (stopping(err) || !lostOrShutDown(err)) throw err;
-        this.emit({ kind: 'notice', message: 'the worker running the call stopped during it; trying again once' });
-        return fallback(true);
+      if (!singleAttempt) return settleCall(() => call({}), outcome);
+      return settleCall(() => call(once), {
+        ok: outcome.ok,
+        fail: (err: unknown) => {
+          if (stopping(err) || !lostOrShutDown(err)) return fail(err);
+          this.emit({ kind: 'notice', message: 'the worker running the call stopped during it; trying again once' });
+          return settleCall(() => fallback(true), outcome);
+        },
       });
     }
-    return call({ taskQueue: queue, scheduleToStartTimeout: STICKY_SCHEDULE_TO_START_TIMEOUT, ...once }).catch(
-      (err: unknown) => {
-        if (stopping(err)) throw err;
-        const neverStarted = isScheduleToStartTimeout(err);
-        const shutDown = failureType(err) === ErrorTypes.WorkerShutdown;
-        const lost = singleAttempt && lostOrShutDown(err);
-        if (!neverStarted && !shutDown && !lost) throw err;
-        if (this.route.workerQueue === queue) this.route.workerQueue = undefined;
-        this.abandoned.add(queue);
-        this.emit({
-          kind: 'notice',
-          message: neverStarted
-            ? `worker queue ${queue} did not take the call; using the shared queue`
-            : `the worker behind ${queue} stopped during the call; going on on the shared queue`,
-        });
-        // A retried attempt's timeout does not say whether an earlier attempt started: only a single
-        // attempt that was never taken is known not to have run.
-        return fallback(!(singleAttempt && neverStarted));
+    return settleCall(
+      () => call({ taskQueue: queue, scheduleToStartTimeout: STICKY_SCHEDULE_TO_START_TIMEOUT, ...once }),
+      {
+        ok: outcome.ok,
+        fail: (err: unknown) => {
+          if (stopping(err)) return fail(err);
+          const neverStarted = isScheduleToStartTimeout(err);
+          const shutDown = failureType(err) === ErrorTypes.WorkerShutdown;
+          const lost = singleAttempt && lostOrShutDown(err);
+          if (!neverStarted && !shutDown && !lost) return fail(err);
+          if (this.route.workerQueue === queue) this.route.workerQueue = undefined;
+          this.abandoned.add(queue);
+          this.emit({
+            kind: 'notice',
+            message: neverStarted
+              ? `worker queue ${queue} did not take the call; using the shared queue`
+              : `the worker behind ${queue} stopped during the call; going on on the shared queue`,
+          });
+          // A retried attempt's timeout does not say whether an earlier attempt started: only a single
+          // attempt that was never taken is known not to have run.
+          return settleCall(() => fallback(!(singleAttempt && neverStarted)), outcome);
+        },
       },
     );
   }
 
-  private withConversation<T>(call: (conversation: ConversationDelta, options: Options) => Promise<T>): Promise<T> {
+  private withConversation<T, R>(
+    call: (conversation: ConversationDelta, options: Options) => Promise<T>,
+    outcome: Outcome<T, R>,
+  ): Promise<R> {
     // A call that falls back from a gone worker lands on one without the conversation: send it whole.
-    const attempt = (full: boolean) =>
+    const attempt = (full: boolean, settle: Outcome<T, R>) =>
       this.onWorker(
         (options) => call(this.conversation.delta(full), options),
         () => call(this.conversation.delta(true), {}),
+        false,
+        settle,
       );
-    if (!this.conversation.hasSyncedPrefix) return attempt(true);
-    return attempt(false).catch((err: unknown) => {
-      if (failureType(err) !== CACHE_MISS_ERROR_TYPE) throw err;
-      log.info('conversation cache miss; resending the whole conversation', { error: failureMessage(err) });
-      if (!this.route.callsPinned) {
-        // The call reached a worker without the conversation: from now on the run's calls (this
-        // execution's and the next ones') go to the queue of the worker that takes this one (its
-        // result names it), not wherever dispatch lands.
-        this.route.callsPinned = true;
-        this.route.workerQueue = undefined;
-      }
-      return attempt(true);
+    if (!this.conversation.hasSyncedPrefix) return attempt(true, outcome);
+    return attempt(false, {
+      ok: outcome.ok,
+      fail: (err: unknown) => {
+        if (failureType(err) !== CACHE_MISS_ERROR_TYPE) return outcome.fail(err);
+        log.info('conversation cache miss; resending the whole conversation', { error: failureMessage(err) });
+        if (!this.route.callsPinned) {
+          // The call reached a worker without the conversation: from now on the run's calls (this
+          // execution's and the next ones') go to the queue of the worker that takes this one (its
+          // result names it), not wherever dispatch lands.
+          this.route.callsPinned = true;
+          this.route.workerQueue = undefined;
+        }
+        return attempt(true, outcome);
+      },
     });
   }
 }

@@ -9,20 +9,26 @@ import { runToolTurn } from './tool-turn';
  * by the model activity for that reason): each of those gets an `is_error` result naming the
  * bound, in its place among the results.
  */
-export function runBoundedTurn(run: Run, toolUses: ToolUseBlock[]): Promise<TurnResults> {
+export function runBoundedTurn<R>(
+  run: Run,
+  toolUses: ToolUseBlock[],
+  /** The loop's next step with the turn's results (see runToolTurn). */
+  then: (turn: TurnResults) => R | Promise<R>,
+): Promise<R> {
   const refused = new Map<ToolUseBlock, string>();
   for (const t of toolUses) {
     const why = unrunnableInput(t.input);
     if (why !== undefined) refused.set(t, why);
   }
-  return refused.size === 0 ? runToolTurn(run, toolUses) : runWithRefused(run, toolUses, refused);
+  return refused.size === 0 ? runToolTurn(run, toolUses, then) : runWithRefused(run, toolUses, refused, then);
 }
 
-async function runWithRefused(
+async function runWithRefused<R>(
   run: Run,
   toolUses: ToolUseBlock[],
   refused: ReadonlyMap<ToolUseBlock, string>,
-): Promise<TurnResults> {
+  then: (turn: TurnResults) => R | Promise<R>,
+): Promise<R> {
   run.emit({
     kind: 'notice',
     message: `${refused.size} tool call(s) not run: input nested deeper than ${MAX_MODEL_VALUE_DEPTH} levels`,
@@ -30,13 +36,14 @@ async function runWithRefused(
   const ran = await runToolTurn(
     run,
     toolUses.filter((t) => !refused.has(t)),
+    (turn) => turn,
   );
   let next = 0;
   const results = toolUses.map((t) => {
     const why = refused.get(t);
     return why !== undefined ? toolResultBlock(t.id, why, true) : ran.results[next++]!;
   });
-  return { ...ran, results };
+  return then({ ...ran, results });
 }
 
 /** A text-protocol reply, its parameters bounded in depth before workflow code walks them. */

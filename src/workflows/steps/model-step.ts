@@ -1,6 +1,6 @@
 import { SUMMARY_FALLBACK_TEXT, SUMMARY_INSTRUCTION, textOf, type CallModelOutput } from '../../shared';
 import { replyProse } from '../../shared/text-protocol';
-import { failureMessage, failureType, startCall, stopping } from '../calls/failures';
+import { failureMessage, failureType, stopping } from '../calls/failures';
 import { LoopExit } from '../run/loop-exit';
 import type { Run } from '../run/run';
 
@@ -12,15 +12,15 @@ import type { Run } from '../run/run';
 export function modelStep(run: Run): Promise<CallModelOutput | LoopExit> {
   const { state, emit } = run;
   emit({ kind: 'model_call_started', iteration: state.iteration + 1 });
-  return startCall(() => run.modelCalls.call(state.iteration + 1)).then(
-    (response) => answered(run, response),
-    (err: unknown) => {
+  return run.modelCalls.call<CallModelOutput | LoopExit>(state.iteration + 1, {
+    ok: (response) => answered(run, response),
+    fail: (err: unknown) => {
       // Stopped by an interrupt or a cancel: however the activity reported its end, that is not a model failure.
       if (stopping(err)) throw err;
       emit({ kind: 'model_call_failed', iteration: state.iteration + 1, error: failureMessage(err) });
       return new LoopExit('failed', state.lastAssistantText, { type: failureType(err), message: failureMessage(err) });
     },
-  );
+  });
 }
 
 function answered(run: Run, response: CallModelOutput): CallModelOutput {

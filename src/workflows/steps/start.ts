@@ -31,7 +31,9 @@ export async function startRun(run: Run): Promise<LoopExit | undefined> {
     });
   }
   run.board.showDetails();
-  const blocked = state.resumed ? undefined : await screenPrompt(run, run.input.prompt);
+  // Without UserPromptSubmit hooks there is nothing to screen (and no promise to make: "The hot path").
+  const blocked =
+    state.resumed || !hooks.has('UserPromptSubmit') ? undefined : await screenPrompt(run, run.input.prompt);
   if (blocked === undefined) return undefined;
   return new LoopExit('failed', '', {
     type: 'DurableAgent.PromptBlocked',

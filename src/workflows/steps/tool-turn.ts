@@ -7,8 +7,9 @@ import {
   type ToolResultBlock,
   type ToolUseBlock,
 } from '../../shared';
+import type { RunToolOutput } from '../../shared/activity-io';
 import { TASK_TOOL_NAME } from '../../shared/subagents';
-import { failureMessage, startCall, stopping } from '../calls/failures';
+import { failureMessage, settleCall, stopping, type Outcome } from '../calls/failures';
 import { postToolEvent, runAsAsked, type PreToolDecision } from '../calls/hooks';
 import type { Run } from '../run/run';
 import { doneResult, fitToBudget, summaryOf, type TurnResults } from './tool-results';
@@ -21,7 +22,12 @@ const MAX_TOOL_NAME_CHARS = 128;
  * then each call as an activity (calls/tool-calls.ts). Every outcome is a tool_result; nothing the
  * model asks for fails the run.
  */
-export function runToolTurn(run: Run, toolUses: ToolUseBlock[]): Promise<TurnResults> {
+export function runToolTurn<R>(
+  run: Run,
+  toolUses: ToolUseBlock[],
+  /** The loop's next step with the turn's results, taken in the same `then` (one promise fewer per turn). */
+  then: (turn: TurnResults) => R | Promise<R>,
+): Promise<R> {
   const doneCall = run.settings.requireDone ? toolUses.find((t) => t.name === DONE_TOOL_NAME) : undefined;
   const doneSummary = summaryOf(doneCall);
   const seen = new Set<string>();
@@ -58,10 +64,10 @@ export function runToolTurn(run: Run, toolUses: ToolUseBlock[]): Promise<TurnRes
     }
     return runOne(run, t);
   });
-  const finish = (settled: ToolResultBlock[]): TurnResults | Promise<TurnResults> => {
+  const finish = (settled: ToolResultBlock[]): R | Promise<R> => {
     const turn = { results: fitToBudget(settled), ...(finished ? { doneSummary } : {}) };
     // The one point where a run's MCP tools change: after the turn's calls, before the next model call.
-    return run.mcp.changesPending ? run.mcp.refreshIfChanged().then(() => turn) : turn;
+    return run.mcp.changesPending ? run.mcp.refreshIfChanged().then(() => then(turn)) : then(turn);
   };
   // Wait for every call to settle (a cancelled one included) before the run goes on. A single
   // call is waited for alone: the same outcome, with fewer promises (docs/contributing.md, "The hot path").
@@ -159,27 +165,32 @@ async function runGated(run: Run, toolUse: ToolUseBlock, permission: Permission)
 }
 
 /** Runs the call as an activity; its result (or failure) goes on to {@link finishCall}. */
-function callTool(run: Run, toolUse: ToolUseBlock, call: ToolUseBlock, pre: PreToolDecision) {
+function callTool(run: Run, toolUse: ToolUseBlock, call: ToolUseBlock, pre: PreToolDecision): Promise<ToolResultBlock> {
   const { mcp, state } = run;
   state.activeTools.set(toolUse.id, toolUse.name);
   run.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: call.input });
   // Whatever fails before the activity is scheduled fails the call, as a failed activity does. (An
   // error in the first handler, after the call succeeded, would fail the turn rather than the call;
   // nothing there throws: set updates and a plain result.)
-  return startCall(() => run.toolCalls.execute(call, mcp.callRef(call.name))).then(
-    (result) => {
+  const outcome: Outcome<RunToolOutput, ToolResultBlock> = {
+    ok: (result) => {
       state.activeTools.delete(toolUse.id);
       if (result.mcpToolsChanged) mcp.markChanged(toolUse.name);
       state.conversation.markToolResultCached(toolUse.id);
       return finishCall(run, toolUse, call, pre, result.content, result.isError);
     },
-    (err: unknown) => {
+    fail: (err: unknown) => {
       state.activeTools.delete(toolUse.id);
       if (stopping(err)) throw err;
       // Retries exhausted (timeouts, lost workers): the model learns the call failed and decides.
       return finishCall(run, toolUse, call, pre, `Error: tool '${toolUse.name}' failed: ${failureMessage(err)}`, true);
     },
-  );
+  };
+  try {
+    return run.toolCalls.execute(call, mcp.callRef(call.name), outcome);
+  } catch (err) {
+    return settleCall(() => Promise.reject(err), outcome);
+  }
 }
 
 /** The call's result block, after the PostToolUse (or PostToolUseFailure) hooks when the run has them. */

@@ -63,7 +63,7 @@ function afterOutcome(run: Run, outcome: TurnOutcome): LoopExit | undefined | Pr
         });
       }
       state.textPrefix = '';
-      return runBoundedTurn(run, outcome.toolUses).then(({ results, doneSummary }) => {
+      return runBoundedTurn(run, outcome.toolUses, ({ results, doneSummary }) => {
         conversation.append({ role: 'user', content: results });
         return doneSummary !== undefined ? finishTurn(run, doneSummary) : undefined;
       });
