@@ -34,6 +34,12 @@ export { failureMessage, failureType, stopping } from './failures';
 
 type Options = ActivityOptions | Record<string, never>;
 
+/** A closing call's answer: its text and the response it came in. */
+export interface Summary {
+  text: string;
+  response: ModelResponse;
+}
+
 export interface ModelCallSettings {
   model: string;
   system?: string;
@@ -177,18 +183,28 @@ export class ModelCalls {
     return { type: 'auto' };
   }
 
-  /** A closing call (summary, compaction) with an instruction; the conversation is unchanged. */
-  async summary(instruction: string, label: string): Promise<{ text: string; response: ModelResponse }> {
+  /**
+   * A closing call (summary, compaction) with an instruction, its outcome handled by `outcome` (by
+   * default passed through); the conversation is unchanged.
+   */
+  summary<R = Summary>(
+    instruction: string,
+    label: string,
+    outcome: Outcome<Summary, R> = passThrough<Summary>() as Outcome<Summary, R>,
+  ): Promise<R> {
     const s = this.settings;
-    const { text, response } = await this.withConversation(
+    return this.withConversation(
       (conversation, options) =>
         this.activities.summarizeRun.executeWithOptions({ summary: `${label} · ${s.model}`, ...options }, [
           { ...this.request(conversation), instruction },
         ]),
-      passThrough<SummarizeRunOutput>(),
+      {
+        // Results recorded before bounded payloads carry the text; newer ones only the response.
+        ok: ({ text, response }: SummarizeRunOutput) =>
+          outcome.ok({ text: text ?? textOf(response.content), response }),
+        fail: outcome.fail,
+      },
     );
-    // Results recorded before bounded payloads carry the text; newer ones only the response.
-    return { text: text ?? textOf(response.content), response };
   }
 
   /**

@@ -55,15 +55,17 @@ function answered(run: Run, response: CallModelOutput): CallModelOutput {
   return response;
 }
 
-/** The closing summary at an iteration limit; a fixed text when it fails. */
-export async function closingSummary(run: Run): Promise<string> {
-  try {
-    const { text, response } = await run.modelCalls.summary(SUMMARY_INSTRUCTION, 'summary (max iterations)');
-    run.account(response);
-    return text.trim() || SUMMARY_FALLBACK_TEXT;
-  } catch (err) {
-    if (stopping(err)) throw err;
-    run.emit({ kind: 'notice', message: `summary call failed: ${failureMessage(err)}` });
-    return SUMMARY_FALLBACK_TEXT;
-  }
+/** The closing summary at an iteration limit; a fixed text when it fails. A promise chain, like modelStep. */
+export function closingSummary(run: Run): Promise<string> {
+  return run.modelCalls.summary(SUMMARY_INSTRUCTION, 'summary (max iterations)', {
+    ok: ({ text, response }) => {
+      run.account(response);
+      return text.trim() || SUMMARY_FALLBACK_TEXT;
+    },
+    fail: (err: unknown) => {
+      if (stopping(err)) throw err;
+      run.emit({ kind: 'notice', message: `summary call failed: ${failureMessage(err)}` });
+      return SUMMARY_FALLBACK_TEXT;
+    },
+  });
 }
