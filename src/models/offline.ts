@@ -215,13 +215,23 @@ export interface OfflineTurn {
 }
 
 /** The whole policy: a pure function of the request. */
+/**
+ * A summary request's conversation without its closing instruction; the task is the user message before
+ * it. The instruction is a user message of its own, or (the `summarizeRun` activity's way) a text block
+ * merged into a trailing turn of tool results, which are kept: they are the last work done.
+ */
+function withoutInstruction(messages: Message[]): Message[] {
+  const last = messages[messages.length - 1];
+  if (messages.length <= 1 || !last || !isTaskMessage(last)) return messages;
+  if (Array.isArray(last.content) && last.content.some((b) => b.type === 'tool_result')) {
+    return [...messages.slice(0, -1), { role: 'user', content: last.content.filter((b) => b.type !== 'text') }];
+  }
+  return messages.slice(0, -1);
+}
+
 export function decideOfflineTurn(request: ModelRequest): OfflineTurn {
   const summary = request.toolChoice?.type === 'none';
-  // The summary request ends with a closing instruction; the task is the user message before it.
-  const messages =
-    summary && request.messages.length > 1 && isTaskMessage(request.messages[request.messages.length - 1]!)
-      ? request.messages.slice(0, -1)
-      : request.messages;
+  const messages = summary ? withoutInstruction(request.messages) : request.messages;
   const state = readConversation(messages);
   const plan = planFromPrompt(state.prompt);
   const tools = new Map(request.tools.map((t) => [t.name, t]));

@@ -246,6 +246,23 @@ describe('OfflineDemoModel: summary requests (tool_choice none)', () => {
     expect(answer).toContain('I stopped before measuring their sizes.');
   });
 
+  test('an instruction merged into the last tool results (as summarizeRun sends it) keeps those results', async () => {
+    const convo = new Conversation(PROMPT);
+    convo.answer(onlyToolUse((await convo.turn()).content), 'a.ts\nb.ts');
+    const last = convo.messages[convo.messages.length - 1]!;
+    const merged: Message = {
+      role: 'user',
+      content: [
+        ...(last.content as ContentBlock[]),
+        { type: 'text', text: 'You have reached the maximum number of iterations.' },
+      ],
+    };
+    const request = convo.request({ toolChoice: { type: 'none' }, messages: [...convo.messages.slice(0, -1), merged] });
+    const answer = textOf((await new OfflineDemoModel().call(request, ctx)).content);
+    expect(answer).toContain('I found 2 TypeScript files');
+    expect(answer).not.toContain('got no result back');
+  });
+
   test('before any tool ran, it says nothing was done', async () => {
     const convo = new Conversation(PROMPT);
     const request = convo.request({
