@@ -1,18 +1,7 @@
-import {
-  ActivityCancellationType,
-  ActivityFailure,
-  type ActivityInterfaceFor,
-  type ActivityOptions,
-  log,
-  proxyActivities,
-  TimeoutFailure,
-} from '@temporalio/workflow';
-import { TimeoutType } from '@temporalio/common';
+import { ActivityCancellationType, type ActivityInterfaceFor, log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import {
   CACHE_MISS_ERROR_TYPE,
-  ErrorTypes,
-  STICKY_SCHEDULE_TO_START_TIMEOUT,
   hashString,
   modelCallSummary,
   textOf,
@@ -28,11 +17,10 @@ import {
 import { modelActivityOptions, type RunTimeouts } from '../../shared/run-timeouts';
 import type { Conversation } from '../run/conversation';
 import { agentActivities } from './activity-proxy';
-import { failureMessage, failureType, passThrough, settleCall, stopping, type Outcome } from './failures';
+import { fallbackAfter, placement, type Options, type Route } from './fallback';
+import { failureMessage, failureType, passThrough, settleCall, type Outcome } from './failures';
 
 export { failureMessage, failureType, stopping } from './failures';
-
-type Options = ActivityOptions | Record<string, never>;
 
 /** A closing call's answer: its text and the response it came in. */
 export interface Summary {
@@ -73,7 +61,7 @@ export class ModelCalls {
     private readonly settings: ModelCallSettings,
     private readonly emit: (event: RunEventInput) => void,
     /** Where the worker holding the conversation is: the run's state, carried across continue-as-new. */
-    private readonly route: { workerQueue: string | undefined; callsPinned: boolean },
+    private readonly route: Route,
     timeouts: RunTimeouts | undefined,
   ) {
     this.activities = agentActivities(
@@ -200,8 +188,16 @@ export class ModelCalls {
         ]),
       {
         // Results recorded before bounded payloads carry the text; newer ones only the response.
-        ok: ({ text, response }: SummarizeRunOutput) =>
-          outcome.ok({ text: text ?? textOf(response.content), response }),
+        ok: ({ text, response }: SummarizeRunOutput) => {
+          let summary: Summary;
+          try {
+            summary = { text: text ?? textOf(response.content), response };
+          } catch (err) {
+            // A result the summary cannot be read from fails the call, as a failed activity does.
+            return outcome.fail(err);
+          }
+          return outcome.ok(summary);
+        },
         fail: outcome.fail,
       },
     );
@@ -216,8 +212,12 @@ export class ModelCalls {
    * worker does not take a call in time (gone, saturated) or shuts down during it, the run forgets
    * it and `fallback` decides what to do on the shared queue, told whether an attempt may have
    * started (a mutating tool is then not re-run blindly).
+   *
+   * Tool calls use this form, a `.catch` between the call and its caller: a turn's calls run side by
+   * side, and a fallback's command must keep its place (microtask turns) among the other calls'
+   * commands in histories recorded with it. Model calls, which run alone, use {@link onWorkerThen}.
    */
-  onWorker<T, R>(
+  onWorker<T>(
     call: (options: Options) => Promise<T>,
     fallback: (mayHaveStarted: boolean) => Promise<T>,
     /**
@@ -226,49 +226,45 @@ export class ModelCalls {
      * it may have, and the shared queue takes over at once (a mutating tool is not re-run blindly).
      * Model calls keep their retry policy (429s wait their Retry-After).
      */
-    singleAttempt: boolean,
-    /** What the caller does with the call's outcome, the fallback's included (one promise per call). */
-    outcome: Outcome<T, R>,
-  ): Promise<R> {
+    singleAttempt = false,
+  ): Promise<T> {
     // Promise chains (docs/contributing.md, "The hot path"): this runs for every call.
     const queue = this.route.callsPinned ? this.workerQueue : undefined;
-    const once = singleAttempt ? { retry: { maximumAttempts: 1 } } : {};
-    const { fail } = outcome;
-    if (!queue) {
-      if (!singleAttempt) return settleCall(() => call({}), outcome);
-      return settleCall(() => call(once), {
-        ok: outcome.ok,
-        fail: (err: unknown) => {
-          if (stopping(err) || !lostOrShutDown(err)) return fail(err);
-          this.emit({ kind: 'notice', message: 'the worker running the call stopped during it; trying again once' });
-          return settleCall(() => fallback(true), outcome);
-        },
+    if (!queue && !singleAttempt) return call({});
+    return call(placement(queue, singleAttempt)).catch((err: unknown) => {
+      const mayHaveStarted = fallbackAfter(err, {
+        queue,
+        singleAttempt,
+        route: this.route,
+        abandoned: this.abandoned,
+        emit: this.emit,
       });
-    }
-    return settleCall(
-      () => call({ taskQueue: queue, scheduleToStartTimeout: STICKY_SCHEDULE_TO_START_TIMEOUT, ...once }),
-      {
-        ok: outcome.ok,
-        fail: (err: unknown) => {
-          if (stopping(err)) return fail(err);
-          const neverStarted = isScheduleToStartTimeout(err);
-          const shutDown = failureType(err) === ErrorTypes.WorkerShutdown;
-          const lost = singleAttempt && lostOrShutDown(err);
-          if (!neverStarted && !shutDown && !lost) return fail(err);
-          if (this.route.workerQueue === queue) this.route.workerQueue = undefined;
-          this.abandoned.add(queue);
-          this.emit({
-            kind: 'notice',
-            message: neverStarted
-              ? `worker queue ${queue} did not take the call; using the shared queue`
-              : `the worker behind ${queue} stopped during the call; going on on the shared queue`,
-          });
-          // A retried attempt's timeout does not say whether an earlier attempt started: only a single
-          // attempt that was never taken is known not to have run.
-          return settleCall(() => fallback(!(singleAttempt && neverStarted)), outcome);
-        },
-      },
-    );
+      if (mayHaveStarted === undefined) throw err;
+      return fallback(mayHaveStarted);
+    });
+  }
+
+  /** {@link onWorker} for a model call, its outcome (the fallback's included) handled in one `then`. */
+  private onWorkerThen<T, R>(
+    call: (options: Options) => Promise<T>,
+    fallback: () => Promise<T>,
+    outcome: Outcome<T, R>,
+  ): Promise<R> {
+    const queue = this.route.callsPinned ? this.workerQueue : undefined;
+    if (!queue) return settleCall(() => call({}), outcome);
+    return settleCall(() => call(placement(queue, false)), {
+      ok: outcome.ok,
+      fail: (err: unknown) =>
+        fallbackAfter(err, {
+          queue,
+          singleAttempt: false,
+          route: this.route,
+          abandoned: this.abandoned,
+          emit: this.emit,
+        }) === undefined
+          ? outcome.fail(err)
+          : settleCall(fallback, outcome),
+    });
   }
 
   private withConversation<T, R>(
@@ -277,10 +273,9 @@ export class ModelCalls {
   ): Promise<R> {
     // A call that falls back from a gone worker lands on one without the conversation: send it whole.
     const attempt = (full: boolean, settle: Outcome<T, R>) =>
-      this.onWorker(
+      this.onWorkerThen(
         (options) => call(this.conversation.delta(full), options),
         () => call(this.conversation.delta(true), {}),
-        false,
         settle,
       );
     if (!this.conversation.hasSyncedPrefix) return attempt(true, outcome);
@@ -300,20 +295,4 @@ export class ModelCalls {
       },
     });
   }
-}
-
-/** The attempt's worker died (a start-to-close or heartbeat timeout) or shut down during it. */
-function lostOrShutDown(err: unknown): boolean {
-  return (
-    (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) ||
-    failureType(err) === ErrorTypes.WorkerShutdown
-  );
-}
-
-function isScheduleToStartTimeout(err: unknown): boolean {
-  return (
-    err instanceof ActivityFailure &&
-    err.cause instanceof TimeoutFailure &&
-    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
-  );
 }

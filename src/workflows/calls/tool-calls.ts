@@ -9,9 +9,7 @@ import type { Activities } from '../../activities';
 import { LOCAL_TOOL_START_TO_CLOSE_TIMEOUT, TOOL_RETRY, describeToolCall, type ToolUseBlock } from '../../shared';
 import { toolActivityOptions, type RunTimeouts } from '../../shared/run-timeouts';
 import type { McpCallRef } from '../../shared/mcp';
-import type { RunToolOutput } from '../../shared/activity-io';
 import { agentActivities } from './activity-proxy';
-import { settleCall, type Outcome } from './failures';
 import type { ModelCalls } from './model-calls';
 
 /** What every tool call of the run carries besides the call itself. */
@@ -59,8 +57,8 @@ export class ToolCalls {
     this.s.workspace = workspace;
   }
 
-  /** Runs one call (`mcp` when it is an MCP tool's), its outcome handled by `outcome`. */
-  execute<R>(toolUse: ToolUseBlock, mcp: McpCallRef | undefined, outcome: Outcome<RunToolOutput, R>): Promise<R> {
+  /** Runs one call; `mcp` when it is an MCP tool's. */
+  execute(toolUse: ToolUseBlock, mcp: McpCallRef | undefined) {
     const { s } = this;
     const args = {
       toolUseId: toolUse.id,
@@ -75,12 +73,9 @@ export class ToolCalls {
     const summary = describeToolCall(toolUse.name, toolUse.input);
     // The worker's registry decides (each model call reports it).
     if (this.reportedLocalTools.has(toolUse.name)) {
-      return settleCall(() => this.local.runTool.executeWithOptions({ summary }, [args]), {
-        ok: (result) => {
-          this.modelCalls.followWorkflow(result.workerQueue);
-          return outcome.ok(result);
-        },
-        fail: outcome.fail,
+      return this.local.runTool.executeWithOptions({ summary }, [args]).then((result) => {
+        this.modelCalls.followWorkflow(result.workerQueue);
+        return result;
       });
     }
     return this.modelCalls.onWorker(
@@ -89,7 +84,6 @@ export class ToolCalls {
       (started) =>
         this.remote.runTool.executeWithOptions({ summary }, [started ? { ...args, mayHaveStarted: true } : args]),
       true,
-      outcome,
     );
   }
 }

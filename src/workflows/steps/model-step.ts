@@ -55,17 +55,25 @@ function answered(run: Run, response: CallModelOutput): CallModelOutput {
   return response;
 }
 
-/** The closing summary at an iteration limit; a fixed text when it fails. A promise chain, like modelStep. */
+/**
+ * The closing summary at an iteration limit; a fixed text when it fails, or when its result cannot be
+ * read or accounted. A promise chain, like modelStep.
+ */
 export function closingSummary(run: Run): Promise<string> {
+  const failed = (err: unknown): string => {
+    if (stopping(err)) throw err;
+    run.emit({ kind: 'notice', message: `summary call failed: ${failureMessage(err)}` });
+    return SUMMARY_FALLBACK_TEXT;
+  };
   return run.modelCalls.summary(SUMMARY_INSTRUCTION, 'summary (max iterations)', {
     ok: ({ text, response }) => {
-      run.account(response);
-      return text.trim() || SUMMARY_FALLBACK_TEXT;
+      try {
+        run.account(response);
+        return text.trim() || SUMMARY_FALLBACK_TEXT;
+      } catch (err) {
+        return failed(err);
+      }
     },
-    fail: (err: unknown) => {
-      if (stopping(err)) throw err;
-      run.emit({ kind: 'notice', message: `summary call failed: ${failureMessage(err)}` });
-      return SUMMARY_FALLBACK_TEXT;
-    },
+    fail: failed,
   });
 }

@@ -7,9 +7,8 @@ import {
   type ToolResultBlock,
   type ToolUseBlock,
 } from '../../shared';
-import type { RunToolOutput } from '../../shared/activity-io';
 import { TASK_TOOL_NAME } from '../../shared/subagents';
-import { failureMessage, settleCall, stopping, type Outcome } from '../calls/failures';
+import { failureMessage, startCall, stopping } from '../calls/failures';
 import { postToolEvent, runAsAsked, type PreToolDecision } from '../calls/hooks';
 import type { Run } from '../run/run';
 import { doneResult, fitToBudget, summaryOf, type TurnResults } from './tool-results';
@@ -165,32 +164,27 @@ async function runGated(run: Run, toolUse: ToolUseBlock, permission: Permission)
 }
 
 /** Runs the call as an activity; its result (or failure) goes on to {@link finishCall}. */
-function callTool(run: Run, toolUse: ToolUseBlock, call: ToolUseBlock, pre: PreToolDecision): Promise<ToolResultBlock> {
+function callTool(run: Run, toolUse: ToolUseBlock, call: ToolUseBlock, pre: PreToolDecision) {
   const { mcp, state } = run;
   state.activeTools.set(toolUse.id, toolUse.name);
   run.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: call.input });
   // Whatever fails before the activity is scheduled fails the call, as a failed activity does. (An
   // error in the first handler, after the call succeeded, would fail the turn rather than the call;
   // nothing there throws: set updates and a plain result.)
-  const outcome: Outcome<RunToolOutput, ToolResultBlock> = {
-    ok: (result) => {
+  return startCall(() => run.toolCalls.execute(call, mcp.callRef(call.name))).then(
+    (result) => {
       state.activeTools.delete(toolUse.id);
       if (result.mcpToolsChanged) mcp.markChanged(toolUse.name);
       state.conversation.markToolResultCached(toolUse.id);
       return finishCall(run, toolUse, call, pre, result.content, result.isError);
     },
-    fail: (err: unknown) => {
+    (err: unknown) => {
       state.activeTools.delete(toolUse.id);
       if (stopping(err)) throw err;
       // Retries exhausted (timeouts, lost workers): the model learns the call failed and decides.
       return finishCall(run, toolUse, call, pre, `Error: tool '${toolUse.name}' failed: ${failureMessage(err)}`, true);
     },
-  };
-  try {
-    return run.toolCalls.execute(call, mcp.callRef(call.name), outcome);
-  } catch (err) {
-    return settleCall(() => Promise.reject(err), outcome);
-  }
+  );
 }
 
 /** The call's result block, after the PostToolUse (or PostToolUseFailure) hooks when the run has them. */
