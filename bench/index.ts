@@ -103,6 +103,8 @@ const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  // A bad shape is refused before anything starts.
+  if (args.only.has('throughput')) throughputShape();
   const began = performance.now();
   installQuietRuntime();
   const workDir = await makeWorkDir();
@@ -132,8 +134,6 @@ async function main(): Promise<void> {
       results.cluster = await measureCluster({ bundlePath, workspace, workDir, quick: args.quick, log });
       results.meta.server = results.cluster.server;
     }
-    // A bad shape is refused before anything starts.
-    if (args.only.has('throughput')) throughputShape();
     const external = externalServer();
     const needsServer = ['history', 'overhead', 'throughput', 'replay', 'stream', 'mcp', 'idle'].some((f) =>
       args.only.has(f as Figure),
@@ -245,10 +245,14 @@ function target(c: HistoryFigure['completed'][number]): ReplayTarget {
   return { label: `${row.subject} · ${row.iterations} × ${row.outputBytes / 1024} KiB`, ...c };
 }
 
-/** The throughput shape's variable, when set, so the printed command reproduces the run. */
+/** The throughput figure's variables, when set, so the printed command reproduces the run. */
 function shapeEnv(): string {
-  const shape = process.env.BENCH_THROUGHPUT_SHAPE;
-  return shape ? `BENCH_THROUGHPUT_SHAPE=${shape} ` : '';
+  const variants = process.env.BENCH_THROUGHPUT?.trim();
+  const shape = process.env.BENCH_THROUGHPUT_SHAPE?.trim() ? throughputShape() : undefined;
+  return (
+    (shape ? `BENCH_THROUGHPUT_SHAPE=${shape.iterations}x${shape.outputBytes} ` : '') +
+    (variants ? `BENCH_THROUGHPUT=${variants.replace(/\s+/g, '')} ` : '')
+  );
 }
 
 function describeRun(args: Args, server: string): BenchResults['meta'] {

@@ -159,8 +159,10 @@ function throughputSection(figure: ThroughputFigure): string[] {
         (r.runDurationMs.p95 / 1000).toFixed(2),
         mib(r.workerRssAtStartBytes),
         mib(r.workerPeakRssBytes),
-        ms(r.workerCpuMs / (r.completed * figure.iterations), 1),
-        r.serverCpuMs !== undefined ? ms(r.serverCpuMs / (r.completed * figure.iterations), 1) : 'n/a',
+        r.completed > 0 ? ms(r.workerCpuMs / (r.completed * figure.iterations), 1) : 'n/a',
+        r.serverCpuMs !== undefined && r.completed > 0
+          ? ms(r.serverCpuMs / (r.completed * figure.iterations), 1)
+          : 'n/a',
         `${ms(r.sampleRun?.medianScheduleToStartMs ?? NaN, 0)} / ${ms(r.sampleRun?.medianWorkflowTaskScheduleToStartMs ?? NaN, 0)}`,
       ]),
     ]),

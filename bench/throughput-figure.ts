@@ -8,9 +8,17 @@ import type { Subject } from './workers';
 const MODEL_LATENCY_MS = 100;
 
 /**
+ * The naive loop records the whole conversation with every model call, about iterations² / 2 × the
+ * tool output in all; the server terminates a run at 50 MiB of history (at iteration 110 with 8 KiB
+ * outputs, docs/benchmarks.md "Event history"). Shapes are kept well below that.
+ */
+const MAX_NAIVE_HISTORY_BYTES = 40 * 1024 * 1024;
+
+/**
  * The runs' shape: 10 iterations with 1 KiB of tool output by default, or
- * `BENCH_THROUGHPUT_SHAPE=<iterations>x<bytes>` (1-100 iterations, 1-65536 bytes) to see how the
- * loops compare as runs grow (the naive loop re-sends the whole conversation every call).
+ * `BENCH_THROUGHPUT_SHAPE=<iterations>x<bytes>` (1-100 iterations, 1-65536 bytes, and a naive run's
+ * history under 40 MiB) to see how the loops compare as runs grow (the naive loop re-sends the whole
+ * conversation every call).
  */
 export function throughputShape(value = process.env.BENCH_THROUGHPUT_SHAPE): {
   iterations: number;
@@ -23,6 +31,13 @@ export function throughputShape(value = process.env.BENCH_THROUGHPUT_SHAPE): {
   if (!m || iterations < 1 || iterations > 100 || outputBytes < 1 || outputBytes > 65536) {
     throw new Error(
       `BENCH_THROUGHPUT_SHAPE='${value}': expected <iterations>x<bytes>, 1-100 iterations and 1-65536 bytes (e.g. 30x8192)`,
+    );
+  }
+  if ((iterations * iterations * outputBytes) / 2 > MAX_NAIVE_HISTORY_BYTES) {
+    throw new Error(
+      `BENCH_THROUGHPUT_SHAPE='${value}': the naive loop's history would be about ` +
+        `${Math.round((iterations * iterations * outputBytes) / 2 / 1024 / 1024)} MiB, past what the server lets a run ` +
+        'record; keep iterations² × bytes / 2 under 40 MiB (e.g. 30x8192, 100x4096)',
     );
   }
   return { iterations, outputBytes };
