@@ -188,10 +188,10 @@ export class ModelCalls {
         ]),
       {
         // Results recorded before bounded payloads carry the text; newer ones only the response.
-        ok: ({ text, response }: SummarizeRunOutput) => {
+        ok: (result: SummarizeRunOutput) => {
           let summary: Summary;
           try {
-            summary = { text: text ?? textOf(response.content), response };
+            summary = { text: result.text ?? textOf(result.response.content), response: result.response };
           } catch (err) {
             // A result the summary cannot be read from fails the call, as a failed activity does.
             return outcome.fail(err);
