@@ -21,11 +21,11 @@ export function startCall<T>(start: () => Promise<T>): Promise<T> {
 }
 
 /**
- * What the caller of a call does with its outcome. The call takes it, so that its own recovery (a
- * cache miss resent, a lost worker's call moved to the shared queue) and the caller's next step run
- * in one `then`: every promise workflow code creates costs the SDK a stack capture
+ * What the caller of a model call does with its outcome. The call takes it, so that its own recovery
+ * (a cache miss resent, a gone worker's call moved to the shared queue) and the caller's next step
+ * run in one `then`: every promise workflow code creates costs the SDK a stack capture
  * (docs/contributing.md, "The hot path"), and a `.catch` between the call and its caller is one more
- * per call.
+ * per call. Tool calls keep their `.catch` (ModelCalls.onWorker explains why).
  */
 export interface Outcome<T, R> {
   ok: (value: T) => R | PromiseLike<R>;

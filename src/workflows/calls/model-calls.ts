@@ -18,7 +18,7 @@ import { modelActivityOptions, type RunTimeouts } from '../../shared/run-timeout
 import type { Conversation } from '../run/conversation';
 import { agentActivities } from './activity-proxy';
 import { fallbackAfter, placement, type Options, type Route } from './fallback';
-import { failureMessage, failureType, passThrough, settleCall, type Outcome } from './failures';
+import { failureMessage, failureType, settleCall, type Outcome } from './failures';
 
 export { failureMessage, failureType, stopping } from './failures';
 
@@ -172,14 +172,10 @@ export class ModelCalls {
   }
 
   /**
-   * A closing call (summary, compaction) with an instruction, its outcome handled by `outcome` (by
-   * default passed through); the conversation is unchanged.
+   * A closing call (summary, compaction) with an instruction, its outcome handled by `outcome`
+   * (`passThrough()` to await it as it is); the conversation is unchanged.
    */
-  summary<R = Summary>(
-    instruction: string,
-    label: string,
-    outcome: Outcome<Summary, R> = passThrough<Summary>() as Outcome<Summary, R>,
-  ): Promise<R> {
+  summary<R>(instruction: string, label: string, outcome: Outcome<Summary, R>): Promise<R> {
     const s = this.settings;
     return this.withConversation(
       (conversation, options) =>

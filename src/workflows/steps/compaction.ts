@@ -7,7 +7,8 @@ import {
   type TextBlock,
   type ToolResultBlock,
 } from '../../shared';
-import { failureMessage, stopping } from '../calls/failures';
+import { failureMessage, passThrough, stopping } from '../calls/failures';
+import type { Summary } from '../calls/model-calls';
 import type { Run } from '../run/run';
 
 /** The instruction of the compaction call (sent with the conversation, never kept in it). */
@@ -100,7 +101,11 @@ export async function keepConversationSmall(run: Run): Promise<'does_not_fit' | 
   if (!state.needsCompaction && conversation.bytes <= softCapBytes) return undefined;
   state.needsCompaction = false;
   try {
-    const { text, response } = await run.modelCalls.summary(COMPACTION_INSTRUCTION, 'compaction');
+    const { text, response } = await run.modelCalls.summary(
+      COMPACTION_INSTRUCTION,
+      'compaction',
+      passThrough<Summary>(),
+    );
     run.account(response);
     const summary = text.trim();
     if (!summary) throw new Error('the compaction summary was empty');
