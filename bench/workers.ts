@@ -6,6 +6,7 @@ import { DEFAULT_NAMESPACE } from '../src/shared';
 import { createAgentWorker, type AgentWorker } from '../src/worker';
 import { createNaiveActivities } from './naive-activities';
 import { createBenchRegistry } from './scenario';
+import { naiveBundleOf } from './server';
 
 /** Which loop a worker serves: ours (`agentWorkflow`, the production worker) or the naive baseline. */
 export type Subject = 'ours' | 'naive';
@@ -32,8 +33,9 @@ const NO_EAGER: Partial<WorkerOptions> = { maxEagerActivityReservationsPerWorkfl
 
 /**
  * Ours runs on the production worker (`createAgentWorker`: its activities, cache and options); the
- * naive baseline on a worker with the same heartbeat settings and the naive activities. Both get
- * the bench bundle, which holds both workflows.
+ * naive baseline on a worker with the same heartbeat settings and the naive activities. Each gets
+ * its bench bundle (`bundleBenchWorkflows`): both hold both workflows; ours is preloaded as the
+ * production bundle is, the naive one with the SDK's defaults.
  */
 /** What the bench needs of a worker: ours (an AgentWorker) and the naive one (a plain Worker) both fit. */
 export type BenchWorker = Pick<AgentWorker, 'run' | 'runUntil' | 'shutdown' | 'getState' | 'getStatus'>;
@@ -57,7 +59,7 @@ export async function createBenchWorker(options: BenchWorkerOptions): Promise<Be
     namespace: options.namespace ?? DEFAULT_NAMESPACE,
     ...(dataConverter ? { dataConverter } : {}),
     taskQueue: options.taskQueue,
-    workflowBundle: { codePath: options.bundlePath },
+    workflowBundle: { codePath: naiveBundleOf(options.bundlePath) },
     activities: createNaiveActivities({ models: () => options.model, tools, workspace: options.workspace }),
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../src/codec';
 import { withTelemetryVariants } from '../src/telemetry/bundle';
-import { SHARED_WORKFLOW_MODULES } from '../src/workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES } from '../src/workflow-bundle-options';
 
 /**
  * Bundles the workflow code once, so workers start without webpack. Run by `npm run build`
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
     const { code } = await bundleWorkflowCode({
       workflowsPath,
       logger: quietLogger,
-      preloadModules: [...SHARED_WORKFLOW_MODULES],
+      preloadModules: [...AGENT_WORKFLOW_MODULES],
       ...options,
     });
     const target = path.resolve(__dirname, '..', file);

@@ -41,6 +41,12 @@ export interface WorkerSettings {
    * more activities (the SDK's resource-based slots); unset, it takes as many as it has slots for.
    */
   cpuTarget?: number;
+  /**
+   * `DURABLE_AGENT_WORKFLOW_STACK_TRACES=1`: keep the SDK's per-promise stack traces of runs (the Web
+   * UI's Stack Trace tab); the worker then bundles its workflows at start. Off by default
+   * (src/workflows/promise-stacks.ts).
+   */
+  workflowStackTraces: boolean;
 }
 
 /**
@@ -98,9 +104,18 @@ export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSett
     cancelWatchMs: watch ?? CANCEL_WATCH_MS,
     workflowTaskSlots: slots,
     shutdownGraceMs: grace ?? DEFAULT_SHUTDOWN_GRACE_MS,
+    workflowStackTraces: parseSwitch('DURABLE_AGENT_WORKFLOW_STACK_TRACES', env.DURABLE_AGENT_WORKFLOW_STACK_TRACES),
     stickyActivities: !/^(0|false|no|off)$/i.test(env.DURABLE_AGENT_STICKY_ACTIVITIES?.trim() ?? ''),
     ...(idle !== undefined ? { modelIdleTimeoutMs: idle } : {}),
   };
+}
+
+/** `1`/`true`/`on`/`yes` or `0`/`false`/`off`/`no` (any case); unset or empty is off; anything else throws. */
+export function parseSwitch(name: string, raw: string | undefined): boolean {
+  const value = raw?.trim().toLowerCase() ?? '';
+  if (value === '' || /^(0|false|off|no)$/.test(value)) return false;
+  if (/^(1|true|on|yes)$/.test(value)) return true;
+  throw new Error(`${name} must be 1, true, on or yes (or 0, false, off, no), got '${raw}'`);
 }
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };

@@ -18,7 +18,7 @@ import { createDefaultRegistry } from './tools';
 import { telemetryFromEnv } from './telemetry/from-env';
 import type { Telemetry } from './telemetry/pipeline';
 import { sandboxStatus, stopAllToolProcesses } from './sandbox';
-import { SHARED_WORKFLOW_MODULES } from './workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES, SHARED_WORKFLOW_MODULES } from './workflow-bundle-options';
 import { workerSlots } from './worker-slots';
 import {
   SHUTDOWN_FORCE_MARGIN_MS,
@@ -84,6 +84,14 @@ export interface AgentWorkerOptions {
    * Default: `DURABLE_AGENT_DEPLOYMENT_NAME` + `DURABLE_AGENT_BUILD_ID`; `false` or neither set: unversioned.
    */
   deployment?: AgentDeployment | false;
+  /**
+   * Keep the SDK's per-promise stack traces of runs (the Web UI's Stack Trace tab, `temporal workflow
+   * stack`). Off by default: the agent's bundles turn them off, which saves about 0.8 ms of worker CPU
+   * per iteration (src/workflows/promise-stacks.ts, docs/benchmarks.md). On, the worker bundles its
+   * workflows at start (a few seconds) unless `workflowBundlePath` names a bundle. Default:
+   * `DURABLE_AGENT_WORKFLOW_STACK_TRACES`.
+   */
+  workflowStackTraces?: boolean;
 }
 
 /**
@@ -181,8 +189,10 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     ...(options.dataConverter ?? workerDataConverterFromEnv()),
   };
   const telemetry = options.telemetry === undefined ? telemetryFromEnv() : options.telemetry || undefined;
+  const stackTraces = options.workflowStackTraces ?? settings.workflowStackTraces;
   const bundle =
-    options.workflowBundlePath ?? prebuiltBundlePath(dataConverter.failureConverterPath !== undefined, !!telemetry);
+    options.workflowBundlePath ??
+    (stackTraces ? undefined : prebuiltBundlePath(dataConverter.failureConverterPath !== undefined, !!telemetry));
   const common = {
     connection: options.connection,
     namespace: options.namespace,
@@ -223,7 +233,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   const main = await Worker.create({
     ...common,
     taskQueue: options.taskQueue,
-    ...workflowsOf(options.workerOptions, bundle),
+    ...workflowsOf(options.workerOptions, bundle, stackTraces),
     // Only the workflow's queue is versioned: this process's own activity queue stays out of the version.
     ...(deployment ? { workerDeploymentOptions: workerDeploymentOptions(checkedDeployment(deployment)) } : {}),
   });
@@ -247,16 +257,21 @@ export function workerActivities(agent: Record<string, unknown>, extra: object |
   return { ...agent, ...own, ...prefixed };
 }
 
-/** The caller's workflows when `workerOptions` names any, else the agent's (bundle or source). */
+/**
+ * The caller's workflows when `workerOptions` names any, else the agent's (bundle or source). Bundled
+ * at start, they get the agent's preloaded modules, without its stack formatting when `stackTraces`.
+ */
 function workflowsOf(
   workerOptions: Partial<WorkerOptions> | undefined,
   bundle: string | undefined,
+  stackTraces: boolean,
 ): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle' | 'bundlerOptions'> {
   if (workerOptions?.workflowsPath !== undefined || workerOptions?.workflowBundle !== undefined) return {};
   if (bundle) return { workflowBundle: { codePath: bundle } };
+  const preloadModules = [...(stackTraces ? SHARED_WORKFLOW_MODULES : AGENT_WORKFLOW_MODULES)];
   return {
     workflowsPath: require.resolve('./workflows'),
-    bundlerOptions: { ...workerOptions?.bundlerOptions, preloadModules: [...SHARED_WORKFLOW_MODULES] },
+    bundlerOptions: { ...workerOptions?.bundlerOptions, preloadModules },
   };
 }
 

@@ -9,3 +9,15 @@
  * `builtOnce` (src/shared/built-once.ts): 434 KiB and about 4.5 ms per run, built once.
  */
 export const SHARED_WORKFLOW_MODULES: readonly string[] = [require.resolve('./workflows/shared-modules')];
+
+/**
+ * The preloaded modules of durable-agent's own workflow bundles (the prebuilt ones, and the one a
+ * worker bundles at start): the shared modules above, and `promise-stacks`, which turns off the
+ * SDK's per-promise stack collection for the agent's runs (src/workflows/promise-stacks.ts says
+ * why and what changes). A bundle that also holds other workflows (the plugin's) preloads only
+ * {@link SHARED_WORKFLOW_MODULES}: it would change those workflows' stack traces too.
+ */
+export const AGENT_WORKFLOW_MODULES: readonly string[] = [
+  ...SHARED_WORKFLOW_MODULES,
+  require.resolve('./workflows/promise-stacks'),
+];
