@@ -1,6 +1,6 @@
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { bundleWorkflowCode, type NativeConnection } from '@temporalio/worker';
-import { AGENT_WORKFLOW_MODULES, SHARED_WORKFLOW_MODULES } from '../src/workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES, SHARED_WORKFLOW_MODULES, withoutSourcesContent } from '../src/workflow-bundle-options';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -120,14 +120,15 @@ export async function startBenchServer(
 
 /**
  * Bundles the real agent workflow and the naive baseline together (a few seconds each), twice: the
- * returned file as the production bundle is made (src/workflow-bundle-options.ts, the agent's
- * preloaded modules), for ours; and {@link naiveBundleOf} it with the SDK's defaults but zod shared,
- * for the naive baseline, which must not get the agent's own settings (its promise stacks stay on).
+ * returned file as the production bundle is made (src/workflow-bundle-options.ts: the agent's
+ * preloaded modules, a source map without the sources' text), for ours; and {@link naiveBundleOf} it
+ * with the SDK's defaults but zod shared, for the naive baseline, which must not get the agent's own
+ * settings (its promise stacks stay on, its map keeps the sources).
  */
 export async function bundleBenchWorkflows(workDir: string): Promise<string> {
   const file = path.join(workDir, 'bench-workflow-bundle.js');
-  await writeBundle(file, AGENT_WORKFLOW_MODULES);
-  await writeBundle(naiveBundleOf(file), SHARED_WORKFLOW_MODULES);
+  await writeBundle(file, AGENT_WORKFLOW_MODULES, withoutSourcesContent);
+  await writeBundle(naiveBundleOf(file), SHARED_WORKFLOW_MODULES, (code) => code);
   return file;
 }
 
@@ -136,14 +137,18 @@ export function naiveBundleOf(bundlePath: string): string {
   return bundlePath.replace(/\.js$/, '-naive.js');
 }
 
-async function writeBundle(file: string, preloadModules: readonly string[]): Promise<void> {
+async function writeBundle(
+  file: string,
+  preloadModules: readonly string[],
+  finish: (code: string) => string,
+): Promise<void> {
   const noop = () => {};
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('./workflows'),
     preloadModules: [...preloadModules],
     logger: { trace: noop, debug: noop, info: noop, warn: console.warn, error: console.error, log: noop },
   });
-  await fs.writeFile(file, code);
+  await fs.writeFile(file, finish(code));
 }
 
 async function cliVersion(cli: string): Promise<string> {

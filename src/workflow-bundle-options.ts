@@ -21,3 +21,27 @@ export const AGENT_WORKFLOW_MODULES: readonly string[] = [
   ...SHARED_WORKFLOW_MODULES,
   require.resolve('./workflows/promise-stacks'),
 ];
+
+const INLINE_MAP = '//# sourceMappingURL=data:';
+
+/**
+ * `code` (a workflow bundle with its inline source map, as `bundleWorkflowCode` makes it) without the
+ * map's `sourcesContent`: the text of every bundled source, about 2 MB for the agent's bundle. Every
+ * worker keeps the parsed map for the life of its workflow threads, and the sources' text was 22 MiB of
+ * an idle worker's 150 MiB of RSS (docs/benchmarks.md, "Worker cost"). The mappings stay, so stack
+ * traces and debuggers still name the TypeScript file and line; only `showStackTraceSources` (the
+ * sources shown beside an enhanced stack trace) and a debugger without the sources on disk lose the
+ * text. A bundle without an inline base64 map is returned unchanged.
+ */
+export function withoutSourcesContent(code: string): string {
+  const at = code.lastIndexOf(INLINE_MAP);
+  const data = at < 0 ? -1 : code.indexOf('base64,', at);
+  if (data < 0) return code;
+  const header = code.slice(at, data + 'base64,'.length);
+  const map = JSON.parse(Buffer.from(code.slice(data + 'base64,'.length).trimEnd(), 'base64').toString()) as {
+    sourcesContent?: unknown;
+  };
+  if (map.sourcesContent === undefined) return code;
+  delete map.sourcesContent;
+  return `${code.slice(0, at)}${header}${Buffer.from(JSON.stringify(map)).toString('base64')}\n`;
+}

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { devServerArgs, freePort, waitUntilReachable } from '../src/server/dev-server';
 import { findTemporalCli } from '../src/server/temporal-cli';
 import { PAYLOAD_CONVERTER_PATH } from '../src/codec';
-import { AGENT_WORKFLOW_MODULES } from '../src/workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES, withoutSourcesContent } from '../src/workflow-bundle-options';
 
 /**
  * Starts one real Temporal dev server (in memory, headless) and bundles the workflow code once for
@@ -30,7 +30,8 @@ export default async function globalSetup(): Promise<void> {
     logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} },
   });
   const bundlePath = path.join(dir, 'workflow-bundle.js');
-  await fs.writeFile(bundlePath, code);
+  // As `npm run build` writes it: the source map without the sources' text.
+  await fs.writeFile(bundlePath, withoutSourcesContent(code));
 
   const cli = await findTemporalCli({ log: (m) => console.log(`[global-setup] ${m}`) });
   // A server of your own instead (another Temporal version, e.g. for test/versioning): its address.
