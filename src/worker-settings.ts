@@ -53,7 +53,7 @@ export interface WorkerSettings {
  * Runs a worker keeps in its workflow cache. The SDK's default follows the heap limit (about
  * 2,300 with a 4 GiB heap), and every cached run cost about 0.7 MiB (0.3 MiB since the run input's
  * schemas are built once per thread), so a worker holding many waiting sessions grew past 900 MiB; with
- * 300, 1,000 waiting sessions hold 423 MiB (docs/benchmarks.md, "Worker cost"). A run evicted from the
+ * 300, 1,000 waiting sessions hold 384 MiB (docs/benchmarks.md, "Worker cost"). A run evicted from the
  * cache is rebuilt by replay when it next has work.
  */
 export const DEFAULT_MAX_CACHED_RUNS = 300;
