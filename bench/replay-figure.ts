@@ -2,6 +2,7 @@ import { Worker } from '@temporalio/worker';
 import type { BenchContext } from './context';
 import type { History } from './history';
 import type { HistoryRow } from './history-figure';
+import { naiveBundleOf } from './server';
 import { median } from './stats';
 
 const REPETITIONS = 5;
@@ -42,7 +43,9 @@ export async function measureReplay(ctx: BenchContext, targets: ReplayTarget[]):
     let last = performance.now();
     let chainMs = 0;
     let done = 0;
-    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: ctx.bundlePath } }, items)) {
+    // Each loop on its own bundle, as it ran (bench/server.ts, `bundleBenchWorkflows`).
+    const codePath = row.subject === 'naive' ? naiveBundleOf(ctx.bundlePath) : ctx.bundlePath;
+    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath } }, items)) {
       const now = performance.now();
       chainMs += now - last;
       last = now;

@@ -27,9 +27,9 @@ const OUTPUT_BYTES = 1024;
  * A replay runs the workflow code of a live run (the same commands, promises and payload
  * conversions) without the server, the activities or the worker's main-thread bookkeeping, so its
  * CPU is the workflow thread's share of the throughput figure's worker CPU. It also counts the
- * promises the workflow code creates: the SDK captures a stack trace for each one (its promise hook,
- * always on), which makes them the largest cost a workflow change can add or remove
- * (docs/contributing.md, "The hot path").
+ * promises the workflow code creates: the SDK's promise hook (always on) runs for each one, and in the
+ * naive loop's bundle (the SDK's defaults) captures and source-maps a stack for each, which makes them
+ * the largest cost a workflow change can add or remove (docs/contributing.md, "The hot path").
  */
 async function main(): Promise<void> {
   const [replays = 200, rounds = 3] = process.argv.slice(2).map(Number);

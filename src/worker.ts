@@ -190,6 +190,9 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   };
   const telemetry = options.telemetry === undefined ? telemetryFromEnv() : options.telemetry || undefined;
   const stackTraces = options.workflowStackTraces ?? settings.workflowStackTraces;
+  if (stackTraces && options.workflowBundlePath) {
+    log.warn(`workflow stack traces: the worker uses the bundle it was given as it is (${options.workflowBundlePath})`);
+  }
   const bundle =
     options.workflowBundlePath ??
     (stackTraces ? undefined : prebuiltBundlePath(dataConverter.failureConverterPath !== undefined, !!telemetry));

@@ -27,11 +27,12 @@ const INLINE_MAP = '//# sourceMappingURL=data:';
 /**
  * `code` (a workflow bundle with its inline source map, as `bundleWorkflowCode` makes it) without the
  * map's `sourcesContent`: the text of every bundled source, about 2 MB for the agent's bundle. Every
- * worker keeps the parsed map for the life of its workflow threads, and the sources' text was 22 MiB of
- * an idle worker's 150 MiB of RSS (docs/benchmarks.md, "Worker cost"). The mappings stay, so stack
- * traces and debuggers still name the TypeScript file and line; only `showStackTraceSources` (the
- * sources shown beside an enhanced stack trace) and a debugger without the sources on disk lose the
- * text. A bundle without an inline base64 map is returned unchanged.
+ * worker keeps the parsed map for the life of its workflow threads, and the sources' text was 27 MiB of
+ * an idle worker's 176 MiB of RSS (`node dist/bench/bundle-rss.js`; docs/benchmarks.md, "Worker
+ * cost"). The mappings stay, so a debugger, and the SDK's stack traces where the agent's formatting
+ * is not preloaded, still map to the source file and line; only `showStackTraceSources` (the sources
+ * shown beside an enhanced stack trace) and a debugger without the sources on disk lose the text. A
+ * bundle without an inline base64 map is returned unchanged.
  */
 export function withoutSourcesContent(code: string): string {
   const at = code.lastIndexOf(INLINE_MAP);

@@ -25,28 +25,43 @@
 
 type Frame = NodeJS.CallSite;
 
-/** This bundle's file, as V8 names it in frames (the name the worker gave the bundle's script). */
+/** This bundle's file, as V8 names it in frames (the name the worker gave the bundle's script); null if unknown. */
 function ownFile(): string | null {
   const holder: { stack?: unknown } = {};
   const previous = Error.prepareStackTrace;
   Error.prepareStackTrace = (_error, frames) => frames;
   try {
     Error.captureStackTrace(holder);
-    const frames = holder.stack as Frame[] | undefined;
-    return frames?.[0]?.getFileName() ?? null;
+    const frames = holder.stack;
+    if (!Array.isArray(frames) || typeof frames[0]?.getFileName !== 'function') return null;
+    const file: unknown = (frames[0] as Frame).getFileName();
+    return typeof file === 'string' ? file : null;
   } finally {
     Error.prepareStackTrace = previous;
   }
 }
 
-/** Installs the formatter; does nothing where `Error` cannot take it (an already frozen context). */
+/**
+ * Whether `frame`, the first of an error's stack, is outside workflow code: a file that is neither
+ * this bundle nor the SDK's scripts run in the context (`evalmachine.<anonymous>`). Builtins (no file)
+ * count as workflow code: an error thrown by `JSON.parse` called from a workflow keeps its stack.
+ */
+function builtOutside(frame: Frame | undefined, bundle: string): boolean {
+  const file = frame?.getFileName();
+  return typeof file === 'string' && file !== bundle && !file.startsWith('evalmachine.');
+}
+
+/**
+ * Installs the formatter. Does nothing (and the SDK's stacks stay) where `Error` cannot take it: a
+ * context already frozen, or an engine whose stack API differs.
+ */
 export function formatOwnStacks(): boolean {
+  if (Object.isFrozen(Error) || !Object.isExtensible(Error)) return false;
   const bundle = ownFile();
-  if (bundle === null || Object.isFrozen(Error)) return false;
+  if (bundle === null) return false;
   Error.prepareStackTrace = (error: Error, frames: Frame[]): string => {
-    const top = frames[0]?.getFileName();
     // Built by code outside this bundle with this context's `Error`: the SDK's promise hook.
-    if (typeof top === 'string' && top !== bundle) return '';
+    if (builtOutside(frames[0], bundle)) return '';
     let text: string;
     try {
       text = String(error);
@@ -59,4 +74,8 @@ export function formatOwnStacks(): boolean {
   return true;
 }
 
-formatOwnStacks();
+try {
+  formatOwnStacks();
+} catch {
+  // The SDK's stacks stay: a workflow context must be created whatever this module meets.
+}
