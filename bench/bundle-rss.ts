@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { AGENT_WORKFLOW_MODULES, withoutSourcesContent } from '../src/workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES, editSourceMap, withoutSourcesContent } from '../src/workflow-bundle-options';
 import { makeWorkDir, startBenchServer } from './server';
 import { installQuietRuntime } from './workers';
 
@@ -66,9 +66,7 @@ async function main(): Promise<void> {
 }
 
 function withEmptyMap(code: string): string {
-  const at = code.lastIndexOf('//# sourceMappingURL=data:');
-  const map = { version: 3, sources: [], names: [], mappings: '' };
-  return `${code.slice(0, at)}//# sourceMappingURL=data:application/json;base64,${Buffer.from(JSON.stringify(map)).toString('base64')}\n`;
+  return editSourceMap(code, (map) => ({ version: 3, file: map.file, sources: [], names: [], mappings: '' }));
 }
 
 /** In a child process: a Worker on `bundle`, polling; prints its RSS in MiB after SETTLE_MS. */

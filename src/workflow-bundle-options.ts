@@ -35,14 +35,30 @@ const INLINE_MAP = '//# sourceMappingURL=data:';
  * bundle without an inline base64 map is returned unchanged.
  */
 export function withoutSourcesContent(code: string): string {
+  return editSourceMap(code, (map) => {
+    if (map.sourcesContent === undefined) return undefined;
+    const { sourcesContent: _text, ...rest } = map;
+    return rest;
+  });
+}
+
+/**
+ * `code` with its inline base64 source map replaced by what `edit` makes of it; unchanged when it has
+ * no such map or `edit` returns undefined.
+ */
+export function editSourceMap(
+  code: string,
+  edit: (map: Record<string, unknown>) => Record<string, unknown> | undefined,
+): string {
   const at = code.lastIndexOf(INLINE_MAP);
   const data = at < 0 ? -1 : code.indexOf('base64,', at);
   if (data < 0) return code;
   const header = code.slice(at, data + 'base64,'.length);
-  const map = JSON.parse(Buffer.from(code.slice(data + 'base64,'.length).trimEnd(), 'base64').toString()) as {
-    sourcesContent?: unknown;
-  };
-  if (map.sourcesContent === undefined) return code;
-  delete map.sourcesContent;
-  return `${code.slice(0, at)}${header}${Buffer.from(JSON.stringify(map)).toString('base64')}\n`;
+  const map = JSON.parse(Buffer.from(code.slice(data + 'base64,'.length).trimEnd(), 'base64').toString()) as Record<
+    string,
+    unknown
+  >;
+  const edited = edit(map);
+  if (edited === undefined) return code;
+  return `${code.slice(0, at)}${header}${Buffer.from(JSON.stringify(edited)).toString('base64')}\n`;
 }
