@@ -7,6 +7,8 @@ interface CachedConversation {
   hash: string;
   /** The run's system prompt, kept with its conversation so calls after a full load need not send it. */
   system?: string;
+  /** Its hash, computed once when it was kept: every delta call compares against it. */
+  systemHash?: string;
   /** Approximate size (JSON characters), for the memory bound. */
   bytes: number;
 }
@@ -97,10 +99,10 @@ export class ConversationCache {
       if (hashString(sent) !== hash) throw miss(ref, 'the system prompt does not match its hash');
       return sent;
     }
-    const kept = this.conversations.get(ref.id)?.system;
-    if (kept === undefined || hashString(kept) !== hash)
+    const cached = this.conversations.get(ref.id);
+    if (cached?.system === undefined || cached.systemHash !== hash)
       throw miss(ref, 'this worker holds no copy of the system prompt');
-    return kept;
+    return cached.system;
   }
 
   /** Records the conversation as the model saw it plus the assistant turn it returned. */
@@ -113,7 +115,9 @@ export class ConversationCache {
       messages: [...messages, assistant],
       hash: chainHash(headHash, assistant, json),
       bytes: (previous && messages.length >= previous.messages.length ? previous.bytes : 0) + added,
-      ...(kept !== undefined ? { system: kept } : {}),
+      ...(kept !== undefined
+        ? { system: kept, systemHash: kept === previous?.system ? previous.systemHash : hashString(kept) }
+        : {}),
     };
     if (previous) this.bytes -= previous.bytes;
     for (const key of this.resolvedKeys.get(id) ?? []) {

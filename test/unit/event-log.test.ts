@@ -96,3 +96,27 @@ test('what is carried across continue-as-new is bounded in count and bytes, newe
     { numRuns: 30 },
   );
 });
+
+test('every kind of text is cut when recorded, a short one kept as it was sent', () => {
+  const log = new EventLog(undefined, () => {});
+  const long = 'w'.repeat(EVENT_TEXT_CHARS + 50);
+  const usage = { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+  const finished = (text: string) =>
+    ({ kind: 'model_call_finished', iteration: 1, stopReason: 'end_turn', usage, costUsd: null, text }) as const;
+  log.emit(finished(long));
+  log.emit(finished('short'));
+  log.emit({ kind: 'tool_call_started', toolUseId: 'id', name: 'n'.repeat(500), input: { path: 'p'.repeat(9000) } });
+  log.emit({ kind: 'tool_call_started', toolUseId: 'id2', name: 'read_file', input: { path: 'a' } });
+  const [cut, kept, longName, shortName] = log.page({}).events as [
+    Extract<RunEvent, { kind: 'model_call_finished' }>,
+    Extract<RunEvent, { kind: 'model_call_finished' }>,
+    Extract<RunEvent, { kind: 'tool_call_started' }>,
+    Extract<RunEvent, { kind: 'tool_call_started' }>,
+  ];
+  expect(cut.text.length).toBe(EVENT_TEXT_CHARS);
+  expect(cut.text.endsWith('…')).toBe(true);
+  expect(kept).toEqual({ ...finished('short'), seq: 2 });
+  expect(longName.name.length).toBe(200);
+  expect(jsonBytes(longName.input)).toBeLessThan(2000);
+  expect(shortName).toMatchObject({ name: 'read_file', toolUseId: 'id2', input: { path: 'a' }, seq: 4 });
+});

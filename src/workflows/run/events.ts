@@ -28,7 +28,12 @@ export const EVENTS_PER_PAGE = 200;
  */
 export class EventLog {
   private readonly events: RunEvent[];
-  private readonly sizes: number[];
+  /**
+   * JSON size of each event, measured when a page or a carry first needs it (undefined until then):
+   * most events are never paged (a run with no follower), and measuring each as it was recorded cost
+   * a `JSON.stringify` per event on the hot path.
+   */
+  private readonly sizes: (number | undefined)[];
   private seq: number;
   private dropped: boolean;
 
@@ -37,7 +42,7 @@ export class EventLog {
     private readonly onChange: () => void = () => {},
   ) {
     this.events = carried?.events.map(bounded) ?? [];
-    this.sizes = this.events.map(jsonBytes);
+    this.sizes = this.events.map(() => undefined);
     this.seq = carried?.eventSeq ?? 0;
     this.dropped = carried !== undefined && (this.events[0]?.seq ?? 1) > 1;
   }
@@ -49,7 +54,7 @@ export class EventLog {
   emit(event: RunEventInput): void {
     const recorded = bounded({ ...event, seq: ++this.seq } as RunEvent);
     this.events.push(recorded);
-    this.sizes.push(jsonBytes(recorded));
+    this.sizes.push(undefined);
     if (this.events.length > MAX_RETAINED_EVENTS) {
       const excess = this.events.length - MAX_RETAINED_EVENTS;
       this.events.splice(0, excess);
@@ -67,7 +72,7 @@ export class EventLog {
     for (let i = 0; i < this.events.length && page.length < EVENTS_PER_PAGE; i++) {
       const event = this.events[i]!;
       if (event.seq <= after) continue;
-      const size = this.sizes[i] ?? 0;
+      const size = this.sizeAt(i);
       if (page.length > 0 && bytes + size > MAX_EVENTS_PAGE_BYTES) break;
       page.push(event);
       bytes += size;
@@ -79,6 +84,13 @@ export class EventLog {
     };
   }
 
+  /** The JSON size of the event at `i`, measured once. */
+  private sizeAt(i: number): number {
+    let size = this.sizes[i];
+    if (size === undefined) this.sizes[i] = size = jsonBytes(this.events[i]);
+    return size;
+  }
+
   /** The newest events, bounded in count and bytes, for the next execution after continue-as-new. */
   carried(): { events: RunEvent[]; eventSeq: number } {
     const kept: RunEvent[] = [];
@@ -86,7 +98,7 @@ export class EventLog {
     for (let i = this.events.length - 1; i >= 0 && kept.length < EVENTS_CARRIED_OVER; i--) {
       const event = this.events[i]!;
       const carried = event.kind === 'tool_call_finished' ? outputCut(event, EVENT_CARRIED_OUTPUT_CHARS) : event;
-      bytes += carried === event ? (this.sizes[i] ?? 0) : jsonBytes(carried);
+      bytes += carried === event ? this.sizeAt(i) : jsonBytes(carried);
       if (bytes > MAX_CARRIED_EVENTS_BYTES) break;
       kept.unshift(carried);
     }
@@ -101,9 +113,10 @@ function cursorOf(arg: unknown): number {
 
 /** An event with every text and argument cut to its bound. */
 function bounded(raw: RunEvent): RunEvent {
-  // Tool names and ids come from the model: keep them short wherever they appear.
+  // Tool names and ids come from the model: keep them short wherever they appear. Events are
+  // copied only where something changes (this runs for every event a run records).
   const event =
-    'name' in raw || 'toolUseId' in raw
+    ('name' in raw && !shortString(raw.name, 200)) || ('toolUseId' in raw && !shortString(raw.toolUseId, 200))
       ? ({
           ...raw,
           ...('name' in raw ? { name: cutChars(String(raw.name), 200) } : {}),
@@ -116,7 +129,7 @@ function bounded(raw: RunEvent): RunEvent {
     case 'run_started':
       return { ...event, prompt: text(event.prompt) };
     case 'model_call_finished':
-      return { ...event, text: text(event.text) };
+      return shortString(event.text, EVENT_TEXT_CHARS) ? event : { ...event, text: text(event.text) };
     case 'model_call_failed':
       return { ...event, error: text(event.error) };
     case 'tool_call_started':
@@ -146,6 +159,11 @@ function bounded(raw: RunEvent): RunEvent {
     default:
       return event;
   }
+}
+
+/** True for a string of at most `max` UTF-16 units: one that `cutChars` leaves as it is. */
+function shortString(value: unknown, max: number): boolean {
+  return typeof value === 'string' && value.length <= max;
 }
 
 type ToolFinished = Extract<RunEvent, { kind: 'tool_call_finished' }>;
