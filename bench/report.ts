@@ -147,6 +147,7 @@ function throughputSection(figure: ThroughputFigure): string[] {
         'worker RSS start',
         'peak',
         'worker CPU ms/it',
+        'of it main thread',
         'server CPU ms/it',
         'dispatch ms (act / wft)',
       ],
@@ -160,13 +161,18 @@ function throughputSection(figure: ThroughputFigure): string[] {
         mib(r.workerRssAtStartBytes),
         mib(r.workerPeakRssBytes),
         r.completed > 0 ? ms(r.workerCpuMs / (r.completed * figure.iterations), 1) : 'n/a',
+        r.workerMainThreadCpuMs !== undefined && r.completed > 0
+          ? ms(r.workerMainThreadCpuMs / (r.completed * figure.iterations), 1)
+          : 'n/a',
         r.serverCpuMs !== undefined && r.completed > 0
           ? ms(r.serverCpuMs / (r.completed * figure.iterations), 1)
           : 'n/a',
         `${ms(r.sampleRun?.medianScheduleToStartMs ?? NaN, 0)} / ${ms(r.sampleRun?.medianWorkflowTaskScheduleToStartMs ?? NaN, 0)}`,
       ]),
     ]),
-    '   CPU ms/it: CPU time of the worker process / of the Temporal server per iteration; dispatch: median ' +
+    "   CPU ms/it: CPU time of the worker process (and of its main thread: activities and the SDK's main-side " +
+      "work; the rest is the workflow threads, V8's GC and compiler threads and the SDK's Rust core) / of the " +
+      'Temporal server per iteration; dispatch: median ' +
       'scheduled→started of activities / workflow tasks in the first run started.',
   ];
 }

@@ -57,6 +57,8 @@ export interface ThroughputRow {
   workerRssAtStartBytes: number;
   workerPeakRssBytes: number;
   workerCpuMs: number;
+  /** The worker's main thread's share of `workerCpuMs` (Linux only). */
+  workerMainThreadCpuMs?: number;
   /** CPU the Temporal server spent meanwhile (when the bench runs the server). */
   serverCpuMs?: number;
   /** Dispatch latencies in the history of the first run started: where the time went under load. */
@@ -137,6 +139,7 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
         workerRssAtStartBytes: ready.rssBytes,
         workerPeakRssBytes: stopped.maxRssBytes,
         workerCpuMs: stopped.cpuMs,
+        ...(stopped.mainThreadCpuMs !== undefined ? { workerMainThreadCpuMs: stopped.mainThreadCpuMs } : {}),
         ...(serverCpuBefore !== undefined && serverCpuAfter !== undefined
           ? { serverCpuMs: serverCpuAfter - serverCpuBefore }
           : {}),

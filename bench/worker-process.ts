@@ -1,4 +1,5 @@
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
+import { readFileSync } from 'node:fs';
 import { ScriptedModel, text, type ScriptStep, type ScriptedFunction } from '../src/models/scripted';
 import { connectWorker } from '../src/worker';
 import { createBenchModel } from './scenario';
@@ -55,7 +56,14 @@ export interface WorkerMemory {
 export type WorkerProcessMessage =
   | { type: 'ready'; rssBytes: number }
   | ({ type: 'memory' } & WorkerMemory)
-  | { type: 'stopped'; maxRssBytes: number; sampledPeakRssBytes: number; cpuMs: number };
+  | {
+      type: 'stopped';
+      maxRssBytes: number;
+      sampledPeakRssBytes: number;
+      cpuMs: number;
+      /** CPU of the process's main thread alone (activities, the SDK's main-side work); Linux only. */
+      mainThreadCpuMs?: number;
+    };
 
 let modelCalls = 0;
 const answer: ScriptedFunction = () => {
@@ -86,6 +94,7 @@ async function main(): Promise<void> {
     ...(config.workerOptions ? { workerOptions: config.workerOptions } : {}),
   });
   const cpuAtStart = process.cpuUsage();
+  const mainAtStart = mainThreadCpuMs();
   process.on('message', (message: { type?: string }) => {
     if (message.type === 'stop') worker.shutdown();
     if (message.type === 'measure') send({ type: 'memory', ...measure(worker) });
@@ -95,6 +104,7 @@ async function main(): Promise<void> {
   await running;
   clearInterval(sampler);
   const cpu = process.cpuUsage(cpuAtStart);
+  const mainAtEnd = mainThreadCpuMs();
   await connection.close();
   send({
     type: 'stopped',
@@ -102,8 +112,27 @@ async function main(): Promise<void> {
     maxRssBytes: process.resourceUsage().maxRSS * 1024,
     sampledPeakRssBytes: peak,
     cpuMs: (cpu.user + cpu.system) / 1000,
+    ...(mainAtStart !== undefined && mainAtEnd !== undefined ? { mainThreadCpuMs: mainAtEnd - mainAtStart } : {}),
   });
   process.disconnect?.();
+}
+
+/**
+ * CPU time of this process's main thread (the thread whose id is the process id), from
+ * /proc/self/task/<pid>/stat: user + system time in clock ticks (USER_HZ, 100 per second on Linux).
+ * The rest of the process's CPU is its other threads: the workflow threads, V8's helper threads
+ * (garbage collection, compilation) and the SDK's Rust core. Undefined where /proc is not there.
+ */
+function mainThreadCpuMs(): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * 10 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function measure(worker: BenchWorker): WorkerMemory {
