@@ -119,17 +119,16 @@ export async function startBenchServer(
 }
 
 /**
- * Bundles the real agent workflow (with the naive baseline, `bench/workflows.ts`) and the naive baseline
- * alone (a few seconds each): the returned file as the production bundle is made (src/workflow-bundle-options.ts: the agent's
- * preloaded modules, a source map without the sources' text), for ours; and {@link naiveBundleOf} it
- * with the SDK's defaults but zod shared, for the naive baseline, which must not get the agent's own
- * settings (its promise stacks stay on, its map keeps the sources).
+ * Bundles each side's workflow on its own (a few seconds each): the returned file holds the agent's
+ * workflow as the production bundle does (the same entry, `src/workflows`, and src/workflow-bundle-options.ts:
+ * the agent's preloaded modules, a source map without the sources' text); {@link naiveBundleOf} it holds
+ * the naive baseline with the SDK's defaults but zod shared, which must not get the agent's own settings
+ * (its promise stacks stay on, its map keeps the sources). A run evaluates every workflow module of its
+ * bundle, so neither side's runs pay for evaluating the other's code.
  */
 export async function bundleBenchWorkflows(workDir: string): Promise<string> {
   const file = path.join(workDir, 'bench-workflow-bundle.js');
-  await writeBundle(file, require.resolve('./workflows'), AGENT_WORKFLOW_MODULES, withoutSourcesContent);
-  // Only the naive workflow: a run evaluates its bundle's workflow modules, so with the agent's in it too
-  // each naive run paid for evaluating ours (about 0.9 ms per run).
+  await writeBundle(file, require.resolve('../src/workflows'), AGENT_WORKFLOW_MODULES, withoutSourcesContent);
   await writeBundle(naiveBundleOf(file), require.resolve('./naive-workflow'), SHARED_WORKFLOW_MODULES, (code) => code);
   return file;
 }

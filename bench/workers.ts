@@ -34,8 +34,8 @@ const NO_EAGER: Partial<WorkerOptions> = { maxEagerActivityReservationsPerWorkfl
 /**
  * Ours runs on the production worker (`createAgentWorker`: its activities, cache and options); the
  * naive baseline on a worker with the same heartbeat settings and the naive activities. Each gets
- * its bench bundle (`bundleBenchWorkflows`): both hold both workflows; ours is preloaded as the
- * production bundle is, the naive one with the SDK's defaults (only zod shared, as before).
+ * its bench bundle (`bundleBenchWorkflows`), which holds its own workflow only: ours is preloaded as
+ * the production bundle is, the naive one with the SDK's defaults (only zod shared, as before).
  */
 /** What the bench needs of a worker: ours (an AgentWorker) and the naive one (a plain Worker) both fit. */
 export type BenchWorker = Pick<AgentWorker, 'run' | 'runUntil' | 'shutdown' | 'getState' | 'getStatus'>;

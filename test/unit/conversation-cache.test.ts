@@ -54,6 +54,12 @@ test('a delta call gets the kept system prompt only when its hash matches; a ful
   expect(cache.system(delta, undefined, hashString(SYSTEM))).toBe(SYSTEM);
   // Calls recorded before the hash existed send the prompt every time.
   expect(cache.system(delta, 'old prompt', undefined)).toBe('old prompt');
+
+  // A commit with another prompt (a full load after compaction, say) keeps that one, with its own hash.
+  const other = `${SYSTEM}(compacted)`;
+  cache.commit('run-1', [user, assistant, next], delta.headHash, assistant, other);
+  expect(cache.system(delta, undefined, hashString(other))).toBe(other);
+  expect(missOf(() => cache.system(delta, undefined, hashString(SYSTEM)))).toBe(CACHE_MISS_ERROR_TYPE);
 });
 
 test('a tool result by reference resolves only to the content the worker holds', () => {

@@ -97,7 +97,7 @@ test('what is carried across continue-as-new is bounded in count and bytes, newe
   );
 });
 
-test('every kind of text is cut when recorded, a short one kept as it was sent', () => {
+test("a model call's text and a tool's name are cut when recorded, short ones kept as sent", () => {
   const log = new EventLog(undefined, () => {});
   const long = 'w'.repeat(EVENT_TEXT_CHARS + 50);
   const usage = { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
@@ -119,4 +119,37 @@ test('every kind of text is cut when recorded, a short one kept as it was sent',
   expect(longName.name.length).toBe(200);
   expect(jsonBytes(longName.input)).toBeLessThan(2000);
   expect(shortName).toMatchObject({ name: 'read_file', toolUseId: 'id2', input: { path: 'a' }, seq: 4 });
+});
+
+test('pages and carries stay bounded however queries and new events interleave', () => {
+  // Sizes are measured when a page or a carry first needs them: a query between events must not
+  // change what a later page or carry holds, and the log keeps its bounds across its limit.
+  const op = fc.oneof(
+    fc.record({ emit: fc.nat({ max: 5000 }) }),
+    fc.record({ page: fc.nat({ max: MAX_RETAINED_EVENTS + 50 }) }),
+    fc.constant({ carry: true }),
+  );
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 60 }), fc.nat({ max: MAX_RETAINED_EVENTS + 20 }), (ops, bulk) => {
+      const queried = new EventLog(undefined, () => {});
+      const quiet = new EventLog(undefined, () => {});
+      const emitBoth = (size: number) => {
+        // Turn texts are kept up to 4,000 characters: pages and carries reach their byte bounds.
+        for (const log of [queried, quiet]) log.emit({ kind: 'text', iteration: 1, text: 'z'.repeat(size) });
+      };
+      for (let i = 0; i < bulk; i++) emitBoth((i * 997) % 4000);
+      for (const o of ops) {
+        if ('emit' in o) emitBoth(o.emit);
+        else if ('page' in o) queried.page({ after: o.page });
+        else queried.carried();
+      }
+      // The queried log answers exactly as one that was never queried.
+      expect(walk(queried)).toEqual(walk(quiet));
+      expect(queried.carried()).toEqual(quiet.carried());
+      expect(jsonBytes(queried.carried().events)).toBeLessThanOrEqual(
+        MAX_CARRIED_EVENTS_BYTES + queried.carried().events.length + 2,
+      );
+    }),
+    { numRuns: 40 },
+  );
 });

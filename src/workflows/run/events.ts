@@ -31,7 +31,11 @@ export class EventLog {
   /**
    * JSON size of each event, measured when a page or a carry first needs it (undefined until then):
    * most events are never paged (a run with no follower), and measuring each as it was recorded cost
-   * a `JSON.stringify` per event on the hot path.
+   * a `JSON.stringify` per event on the hot path. An `events` query may measure first, and queries are
+   * not in history: this is replay-safe only because a recorded event is never changed afterwards
+   * (`emit` stores a bounded shallow copy; neither it nor the values it holds, such as a call's
+   * `usage`, are written to later). So a size is the same whenever it is measured, and so is what
+   * `carried()` writes for continue-as-new.
    */
   private readonly sizes: (number | undefined)[];
   private seq: number;
