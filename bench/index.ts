@@ -26,7 +26,7 @@ import { formatIdleFigure, measureIdle, type IdleFigure } from './idle-figure';
 import { measureSandbox } from './sandbox-figure';
 import { measureSearch } from './search-figure';
 import { formatStream, measureStream } from './stream-figure';
-import { measureThroughput, throughputShape } from './throughput-figure';
+import { measureThroughput, throughputRounds, throughputShape } from './throughput-figure';
 import { installQuietRuntime } from './workers';
 
 /**
@@ -104,7 +104,10 @@ const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   // A bad shape is refused before anything starts.
-  if (args.only.has('throughput')) throughputShape();
+  if (args.only.has('throughput')) {
+    throughputShape();
+    throughputRounds();
+  }
   const began = performance.now();
   installQuietRuntime();
   const workDir = await makeWorkDir();
@@ -249,9 +252,11 @@ function target(c: HistoryFigure['completed'][number]): ReplayTarget {
 function shapeEnv(): string {
   const variants = process.env.BENCH_THROUGHPUT?.trim();
   const shape = process.env.BENCH_THROUGHPUT_SHAPE?.trim() ? throughputShape() : undefined;
+  const rounds = throughputRounds();
   return (
     (shape ? `BENCH_THROUGHPUT_SHAPE=${shape.iterations}x${shape.outputBytes} ` : '') +
-    (variants ? `BENCH_THROUGHPUT=${variants.replace(/\s+/g, '')} ` : '')
+    (variants ? `BENCH_THROUGHPUT=${variants.replace(/\s+/g, '')} ` : '') +
+    (rounds > 1 ? `BENCH_THROUGHPUT_ROUNDS=${rounds} ` : '')
   );
 }
 

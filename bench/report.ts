@@ -5,7 +5,7 @@ import type { HistoryRow } from './history-figure';
 import type { OverheadFigure } from './overhead-figure';
 import type { ReplayRow } from './replay-figure';
 import { mib, ms, table } from './stats';
-import type { ThroughputFigure } from './throughput-figure';
+import { cpuRatios, type ThroughputFigure } from './throughput-figure';
 
 export interface BenchMeta {
   date: string;
@@ -152,7 +152,7 @@ function throughputSection(figure: ThroughputFigure): string[] {
         'dispatch ms (act / wft)',
       ],
       ...figure.rows.map((r) => [
-        r.label,
+        figure.rows.some((other) => other.round > 1) ? `${r.label} (round ${r.round})` : r.label,
         `${r.completed}/${r.runs}`,
         (r.wallMs / 1000).toFixed(2),
         r.iterationsPerSecond.toFixed(0),
@@ -174,6 +174,17 @@ function throughputSection(figure: ThroughputFigure): string[] {
       "work; the rest is the workflow threads, V8's GC and compiler threads and the SDK's Rust core) / of the " +
       'Temporal server per iteration; dispatch: median ' +
       'scheduled→started of activities / workflow tasks in the first run started.',
+    ...ratioLines(figure),
+  ];
+}
+
+/** Each round's ours/naive worker CPU per iteration and their median, when both ran. */
+function ratioLines(figure: ThroughputFigure): string[] {
+  const { perRound, median } = cpuRatios(figure);
+  if (median === undefined) return [];
+  return [
+    `   ours / naive worker CPU per iteration: ${perRound.map((r) => `${r.toFixed(2)}×`).join(', ')}` +
+      (perRound.length > 1 ? ` (median ${median.toFixed(2)}×; rounds alternate which runs first)` : ''),
   ];
 }
 

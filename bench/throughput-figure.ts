@@ -43,8 +43,25 @@ export function throughputShape(value = process.env.BENCH_THROUGHPUT_SHAPE): {
   return { iterations, outputBytes };
 }
 
+/**
+ * How many times the variants run, `BENCH_THROUGHPUT_ROUNDS` (1-10, default 1). A change worth a few
+ * percent is smaller than the spread between runs on a shared machine (docs/benchmarks.md): rounds
+ * alternate the variants' order (ours first, then naive first, …) and the report gives each round's
+ * ours/naive ratio and their median, measured under the same conditions.
+ */
+export function throughputRounds(value = process.env.BENCH_THROUGHPUT_ROUNDS): number {
+  if (value === undefined || value.trim() === '') return 1;
+  const rounds = Number(value.trim());
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10) {
+    throw new Error(`BENCH_THROUGHPUT_ROUNDS='${value}': expected a whole number of rounds from 1 to 10`);
+  }
+  return rounds;
+}
+
 export interface ThroughputRow {
   label: string;
+  /** Which round of `BENCH_THROUGHPUT_ROUNDS` (from 1). */
+  round: number;
   subject: Subject;
   eager: boolean;
   runs: number;
@@ -90,7 +107,12 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
   const rows: ThroughputRow[] = [];
   // BENCH_THROUGHPUT=ours,naive (labels' first words, or `eager`/`no-eager`): only those variants, to profile.
   const only = process.env.BENCH_THROUGHPUT?.split(',');
-  for (const variant of VARIANTS.filter((v) => !only || only.includes(variantKey(v)))) {
+  const selected = VARIANTS.filter((v) => !only || only.includes(variantKey(v)));
+  const rounds = throughputRounds();
+  const schedule = Array.from({ length: rounds }, (_, i) =>
+    (i % 2 === 0 ? selected : [...selected].reverse()).map((variant) => ({ variant, round: i + 1 })),
+  ).flat();
+  for (const { variant, round } of schedule) {
     const taskQueue = uniqueName(`throughput-${variant.subject}`);
     const config: WorkerProcessConfig = {
       address: ctx.address,
@@ -131,6 +153,7 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
       const sampled = sample ? (await measureChain(ctx.client, sample.workflowId, sample.runId)).size : undefined;
       rows.push({
         ...variant,
+        round,
         runs,
         completed,
         wallMs,
@@ -152,12 +175,38 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
             }
           : {}),
       });
-      ctx.log(`throughput: ${variant.label}: ${completed}/${runs} runs in ${(wallMs / 1000).toFixed(1)} s`);
+      const of = rounds > 1 ? ` (round ${round}/${rounds})` : '';
+      ctx.log(`throughput: ${variant.label}${of}: ${completed}/${runs} runs in ${(wallMs / 1000).toFixed(1)} s`);
     } finally {
       if (child.exitCode === null) child.kill('SIGTERM');
     }
   }
   return { runs, iterations: ITERATIONS, modelLatencyMs: MODEL_LATENCY_MS, outputBytes: OUTPUT_BYTES, rows };
+}
+
+/**
+ * Ours' worker CPU per iteration over the naive loop's, for each round that ran both with the same
+ * dispatch (eager on first), and their median: what the issue's goal is measured by.
+ */
+export function cpuRatios(figure: Pick<ThroughputFigure, 'rows'>): { perRound: number[]; median?: number } {
+  const perIteration = (r: ThroughputRow) => (r.completed > 0 ? r.workerCpuMs / r.completed : NaN);
+  const perRound: number[] = [];
+  const roundsRun = [...new Set(figure.rows.map((r) => r.round))].sort((a, b) => a - b);
+  for (const round of roundsRun) {
+    for (const eager of [true, false]) {
+      const ours = figure.rows.find((r) => r.round === round && r.subject === 'ours' && r.eager === eager);
+      const naive = figure.rows.find((r) => r.round === round && r.subject === 'naive' && r.eager === eager);
+      if (!ours || !naive) continue;
+      const ratio = perIteration(ours) / perIteration(naive);
+      if (Number.isFinite(ratio)) perRound.push(ratio);
+      break;
+    }
+  }
+  const sorted = [...perRound].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median =
+    sorted.length === 0 ? undefined : sorted.length % 2 ? sorted[mid] : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { perRound, ...(median !== undefined ? { median } : {}) };
 }
 
 function variantKey(variant: { subject: Subject; eager: boolean }): string {
