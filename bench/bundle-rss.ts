@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { AGENT_WORKFLOW_MODULES, editSourceMap, withoutSourcesContent } from '../src/workflow-bundle-options';
 import { makeWorkDir, startBenchServer } from './server';
+import { median } from './stats';
 import { installQuietRuntime } from './workers';
 
 const SETTLE_MS = 20_000;
@@ -52,8 +53,7 @@ async function main(): Promise<void> {
     }
     const lines = Object.entries(variants).map(([name, text]) => {
       const values = rss[name]!.sort((a, b) => a - b);
-      const median = values[Math.floor(values.length / 2)]!;
-      return `${name.padEnd(34)} ${(text.length / 1048576).toFixed(1).padStart(5)} MB  RSS ${median.toFixed(1)} MiB (${values.join(', ')})`;
+      return `${name.padEnd(34)} ${(text.length / 1048576).toFixed(1).padStart(5)} MB  RSS ${median(values).toFixed(1)} MiB (${values.join(', ')})`;
     });
     process.stdout.write(
       `A Worker on the agent's bundle, ${SETTLE_MS / 1000} s after it starts polling (median of ${rounds}):\n` +

@@ -133,6 +133,7 @@ function overheadSection(figure: OverheadFigure & { server: string }, index: num
 }
 
 function throughputSection(figure: ThroughputFigure): string[] {
+  const rounds = figure.rows.some((r) => r.round > 1);
   return [
     `3. Throughput: ${figure.runs} concurrent runs × ${figure.iterations} iterations, ${figure.modelLatencyMs} ms ` +
       `model latency, ${figure.outputBytes / 1024} KiB tool output, one worker (own process, default options, ${allocatorNote()})`,
@@ -152,7 +153,7 @@ function throughputSection(figure: ThroughputFigure): string[] {
         'dispatch ms (act / wft)',
       ],
       ...figure.rows.map((r) => [
-        figure.rows.some((other) => other.round > 1) ? `${r.label} (round ${r.round})` : r.label,
+        rounds ? `${r.label} (round ${r.round})` : r.label,
         `${r.completed}/${r.runs}`,
         (r.wallMs / 1000).toFixed(2),
         r.iterationsPerSecond.toFixed(0),

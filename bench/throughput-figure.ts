@@ -1,6 +1,6 @@
 import { settle, startRun, uniqueName, type BenchContext } from './context';
 import { measureChain, type ChainSize } from './history';
-import { distribution, type Distribution } from './stats';
+import { distribution, median, type Distribution } from './stats';
 import { forkBenchWorker, nextMessage, stopChild } from './worker-child';
 import type { WorkerProcessConfig } from './worker-process';
 import type { Subject } from './workers';
@@ -202,11 +202,7 @@ export function cpuRatios(figure: Pick<ThroughputFigure, 'rows'>): { perRound: n
       break;
     }
   }
-  const sorted = [...perRound].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  const median =
-    sorted.length === 0 ? undefined : sorted.length % 2 ? sorted[mid] : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  return { perRound, ...(median !== undefined ? { median } : {}) };
+  return { perRound, ...(perRound.length ? { median: median(perRound) } : {}) };
 }
 
 function variantKey(variant: { subject: Subject; eager: boolean }): string {
