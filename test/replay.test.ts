@@ -33,6 +33,9 @@ import { RoutedModel } from './subagents/routed-model';
  * every call of it went to the worker's own queue. Calls now go on the run's own queue until a cache
  * miss; a command's task queue is not part of what replay compares, so such runs go on after a deploy.
  *
+ * `multi-step-max-iterations-v0.2.1.json` replaces the 0.2.0 recording: since 0.2.1 a run at its iteration
+ * limit does not end with `keepFinalMessages` (docs/upgrading.md, "0.2.1"), so 0.2.1 cannot replay that one.
+ *
  * `parallel-hooks-v0.2.0.json` was recorded by commit 7601f72, whose tool turn and model step were
  * `async` frames; they are promise chains now (fewer promises), and it replays: the commands of an
  * activation are issued in the same order.

@@ -222,6 +222,9 @@ test('a run at its iteration limit ends with the closing summary, kept apart fro
   expect((last.content as Array<{ text?: string }>).pop()).toEqual({ type: 'text', text: SUMMARY_INSTRUCTION });
   expect(json.messages).toEqual(withoutInstruction);
   expect(JSON.stringify(json.messages.at(-1))).toContain('two line 1');
+  // They come from the closing call's recorded input: the run recorded them no second time.
+  const history = JSON.stringify(await handle.fetchHistory());
+  expect(history).not.toContain('keepFinalMessages');
   expect(json.closingSummary).toEqual({
     atIndex: json.messages.length,
     content: [{ type: 'text', text: 'Closing: read one and two.' }],

@@ -21,6 +21,8 @@ export class Conversation {
    */
   private chain: string[] = [ROOT_HASH];
   private syncedLength = 0;
+  /** The first this many messages are in history, in the input of a closing summary that completed. */
+  private recordedLength = 0;
   /** UTF-8 size of each message's JSON. */
   private sizes: number[] = [];
   /** JSON size of the whole conversation, for the payload limits it must stay under. */
@@ -88,6 +90,7 @@ export class Conversation {
       throw new Error('replaceLast: the last message was already sent to a worker');
     }
     this.messages.pop();
+    this.recordedLength = Math.min(this.recordedLength, this.messages.length);
     this.jsonBytes -= this.sizes.pop() ?? 0;
     this.chain.length = Math.min(this.chain.length, this.messages.length + 1);
     this.append(message);
@@ -114,6 +117,20 @@ export class Conversation {
     return { baseLength: this.syncedLength, messages: this.messages.slice(this.syncedLength) };
   }
 
+  /**
+   * A closing summary that was sent the first `length` messages completed: its input, recorded in
+   * history, holds them (the transcript reads them from there), so no local activity has to record
+   * them again at the run's end.
+   */
+  markRecorded(length: number): void {
+    if (length <= this.messages.length) this.recordedLength = Math.max(this.recordedLength, length);
+  }
+
+  /** True when every message is in history: sent by a model call, or in a completed closing summary's input. */
+  get allRecorded(): boolean {
+    return this.messages.length <= Math.max(this.syncedLength, this.recordedLength);
+  }
+
   /** The worker now holds everything, the assistant turn just appended included. */
   markSynced(): void {
     this.syncedLength = this.messages.length;
@@ -127,6 +144,7 @@ export class Conversation {
     this.jsonBytes = 0;
     this.chain = [ROOT_HASH];
     this.syncedLength = 0;
+    this.recordedLength = 0;
     this.cachedToolResults.clear();
     for (const message of messages) this.append(message);
   }

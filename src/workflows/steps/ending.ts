@@ -35,9 +35,10 @@ export async function endCancelled(run: Run, cancellation: unknown): Promise<nev
 }
 
 /**
- * Before a run closes: its handlers finish, the messages no model call sent are recorded, and a
- * subagent's spending reaches its parent (docs/subagents.md). Each step is taken only when there is
- * something to do: a step that awaits nothing still costs promises (docs/contributing.md, "The hot path").
+ * Before a run closes: its handlers finish, the messages no model call sent are recorded (unless a
+ * closing summary's input holds them), and a subagent's spending reaches its parent
+ * (docs/subagents.md). Each step is taken only when there is something to do: a step that awaits
+ * nothing still costs promises (docs/contributing.md, "The hot path").
  * The handlers' wait is skipped only in a scope that is not cancelled: there `condition` rejects at
  * once, which is how a run whose workflow was cancelled meanwhile ends Canceled, as it always has.
  */
@@ -45,7 +46,9 @@ async function closingSteps(run: Run): Promise<void> {
   if (!allHandlersFinished() || CancellationScope.current().consideredCancelled) {
     await condition(allHandlersFinished);
   }
-  if (run.state.conversation.hasUnsynced) await keepFinalMessages(run.state.conversation);
+  // Since 0.2.1, not when a closing summary's recorded input holds them (docs/upgrading.md).
+  const { conversation } = run.state;
+  if (conversation.hasUnsynced && !conversation.allRecorded) await keepFinalMessages(conversation);
   if (run.settleTree) await run.settleTree();
 }
 

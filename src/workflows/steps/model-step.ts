@@ -65,8 +65,11 @@ export function closingSummary(run: Run): Promise<string> {
     run.emit({ kind: 'notice', message: `summary call failed: ${failureMessage(err)}` });
     return SUMMARY_FALLBACK_TEXT;
   };
+  const sent = run.state.conversation.length;
   return run.modelCalls.summary(SUMMARY_INSTRUCTION, 'summary (max iterations)', {
     ok: ({ text, response }) => {
+      // Its input, in history now, holds the conversation: the run's end need not record it again.
+      run.state.conversation.markRecorded(sent);
       try {
         run.account(response);
         return text.trim() || SUMMARY_FALLBACK_TEXT;
