@@ -74,8 +74,46 @@ export function formatOwnStacks(): boolean {
   return true;
 }
 
+/** The lookups the SDK's promise hook compiles, by source, and what this context answers instead. */
+const HOOK_ACTIVATOR = 'return globalThis.__TEMPORAL_ACTIVATOR__';
+const HOOK_ERROR = 'return globalThis.Error';
+
+/**
+ * Makes the SDK's promise hook cheap in this context. For every promise workflow code creates, and
+ * again when it settles, the hook finds the run's activator by compiling a function with this
+ * context's `Function`, reached as `promise.constructor.constructor(HOOK_ACTIVATOR)()`; at creation
+ * it compiles `HOOK_ERROR` the same way and builds that `Error` to read its stack (V8 captures the
+ * frames, and the formatter above returns '' for it). That was about a fifth of the workflow
+ * thread's CPU in a loaded worker (docs/benchmarks.md, "Worker cost").
+ *
+ * So this context's `Promise` gets an own `constructor`: the same `Function` for every source but
+ * those two, for which it returns, without compiling, a function reading the same global (the
+ * current run's activator) and, when `ownStacks` (the formatter is installed, so the hook keeps no
+ * stack anyway), a constructor of objects whose `stack` is '': the hook then ends where it did,
+ * with nothing captured. Does nothing where `Promise` already has one or cannot take it; an SDK that
+ * looks them up another way simply does not use it.
+ */
+export function cheapHookLookups(ownStacks: boolean): boolean {
+  if (Object.isFrozen(Promise) || Object.prototype.hasOwnProperty.call(Promise, 'constructor')) return false;
+  const compile = Function;
+  const readActivator = (): unknown => (globalThis as { __TEMPORAL_ACTIVATOR__?: unknown }).__TEMPORAL_ACTIVATOR__;
+  class NoStack {
+    readonly stack = '';
+  }
+  const errorCtor = (): unknown => NoStack;
+  function promiseFunction(...source: string[]): unknown {
+    if (source.length === 1) {
+      if (source[0] === HOOK_ACTIVATOR) return readActivator;
+      if (ownStacks && source[0] === HOOK_ERROR) return errorCtor;
+    }
+    return compile(...source);
+  }
+  Object.defineProperty(Promise, 'constructor', { value: promiseFunction, writable: false, configurable: false });
+  return true;
+}
+
 try {
-  formatOwnStacks();
+  cheapHookLookups(formatOwnStacks());
 } catch {
-  // The SDK's stacks stay: a workflow context must be created whatever this module meets.
+  // The SDK's stacks and lookups stay: a workflow context must be created whatever this module meets.
 }

@@ -68,3 +68,59 @@ test('an error whose toString throws is still formatted', async () => {
   ) as string;
   expect(stack).toMatch(/^Error\n {4}at /);
 });
+
+/**
+ * The lookups the SDK's promise hook makes for every promise (node_modules/@temporalio/worker,
+ * `getActivator` and its `init` hook), written as it writes them, from the outer realm.
+ */
+function hookLookups(context: vm.Context) {
+  const promise = vm.runInContext('Promise.resolve()', context) as Promise<void>;
+  const fn = (promise.constructor as unknown as { constructor: (...source: string[]) => () => unknown }).constructor;
+  return {
+    activator: () => fn('return globalThis.__TEMPORAL_ACTIVATOR__')(),
+    errorStack: () => new (fn('return globalThis.Error')() as ErrorConstructor)().stack,
+    fn,
+  };
+}
+
+test("the hook's lookups answer without compiling: the current run's activator, and an Error with no stack", async () => {
+  const { context } = await contextWithModule();
+  const hook = hookLookups(context);
+  expect(hook.activator()).toBeUndefined();
+  // The reusable context swaps the run's globals in and out: the lookup reads the one there now.
+  const first = { info: { runId: 'run-1' } };
+  context.__TEMPORAL_ACTIVATOR__ = first;
+  expect(hook.activator()).toBe(first);
+  const second = { info: { runId: 'run-2' } };
+  context.__TEMPORAL_ACTIVATOR__ = second;
+  expect(hook.activator()).toBe(second);
+  expect(hook.errorStack()).toBe('');
+  // Not compiled: the same function every time, and no Error of the context's (which would capture frames).
+  const lookup = 'return globalThis.__TEMPORAL_ACTIVATOR__';
+  expect(hook.fn(lookup)).toBe(hook.fn(lookup));
+  expect(hook.fn('return globalThis.Error')()).not.toBe(vm.runInContext('Error', context));
+  // Any other source is compiled by the context's own Function, as before.
+  expect(hook.fn('a', 'b', 'return a + b')).toBeInstanceOf(vm.runInContext('Function', context) as FunctionConstructor);
+  expect((hook.fn('a', 'b', 'return a + b') as unknown as (a: number, b: number) => number)(2, 3)).toBe(5);
+  expect(hook.fn('return globalThis.Error.name')()).toBe('Error');
+  // The context's own code still sees a Function behind Promise, for what it compiles.
+  expect(vm.runInContext(`Promise.constructor('return 40 + 2')()`, context)).toBe(42);
+});
+
+test('without its own stack formatter (a frozen Error), the context keeps the real Error for the hook', async () => {
+  const { context } = await contextWithModule('Object.freeze(Error);');
+  const hook = hookLookups(context);
+  // A real stack (formatted by the outer realm's formatter, as an unmodified context's would be).
+  expect(hook.errorStack()).toMatch(/^Error[^]*\bat /);
+  context.__TEMPORAL_ACTIVATOR__ = 'a';
+  expect(hook.activator()).toBe('a');
+});
+
+test('a context whose Promise is already frozen is left alone', async () => {
+  const { context } = await contextWithModule('Object.freeze(Promise);');
+  const hook = hookLookups(context);
+  expect(hook.fn).toBe(vm.runInContext('Function', context));
+  const lookup = 'return globalThis.__TEMPORAL_ACTIVATOR__';
+  expect(hook.fn(lookup)).not.toBe(hook.fn(lookup));
+  expect(hook.errorStack()).toBe('');
+});
