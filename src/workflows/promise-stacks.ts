@@ -83,8 +83,8 @@ const HOOK_ERROR = 'return globalThis.Error';
  * again when it settles, the hook finds the run's activator by compiling a function with this
  * context's `Function`, reached as `promise.constructor.constructor(HOOK_ACTIVATOR)()`; at creation
  * it compiles `HOOK_ERROR` the same way and builds that `Error` to read its stack (V8 captures the
- * frames, and the formatter above returns '' for it). That was about a fifth of the workflow
- * thread's CPU in a loaded worker (docs/benchmarks.md, "Worker cost").
+ * frames, and the formatter above returns '' for it): per promise, the largest cost left of the
+ * hook in the agent's bundles (docs/benchmarks.md, "The SDK's promise hook, cheaper per promise").
  *
  * So this context's `Promise` gets an own `constructor`: the same `Function` for every source but
  * those two, for which it returns, without compiling, a function reading the same global (the

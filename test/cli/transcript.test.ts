@@ -222,9 +222,15 @@ test('a run at its iteration limit ends with the closing summary, kept apart fro
   expect((last.content as Array<{ text?: string }>).pop()).toEqual({ type: 'text', text: SUMMARY_INSTRUCTION });
   expect(json.messages).toEqual(withoutInstruction);
   expect(JSON.stringify(json.messages.at(-1))).toContain('two line 1');
-  // They come from the closing call's recorded input: the run recorded them no second time.
-  const history = JSON.stringify(await handle.fetchHistory());
-  expect(history).not.toContain('keepFinalMessages');
+  // They come from the closing call's recorded input: the run recorded them no second time. A local
+  // activity's type is inside its marker's (encoded) details: run start's is there.
+  const markers = ((await handle.fetchHistory()).events ?? []).flatMap((e) =>
+    Object.values(e.markerRecordedEventAttributes?.details ?? {}).flatMap((p) =>
+      (p.payloads ?? []).map((payload) => Buffer.from(payload.data ?? []).toString('utf8')),
+    ),
+  );
+  expect(markers.some((m) => m.includes('durableAgent.prepareRun'))).toBe(true);
+  expect(markers.some((m) => m.includes('keepFinalMessages'))).toBe(false);
   expect(json.closingSummary).toEqual({
     atIndex: json.messages.length,
     content: [{ type: 'text', text: 'Closing: read one and two.' }],

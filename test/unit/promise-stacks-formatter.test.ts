@@ -83,6 +83,13 @@ function hookLookups(context: vm.Context) {
   };
 }
 
+test('the SDK compiles exactly the two sources the module answers (else the shortcut no longer applies)', async () => {
+  const sdk = await fs.readFile(require.resolve('@temporalio/worker/lib/workflow/vm-shared.js'), 'utf8');
+  expect(sdk).toContain("ctor('return globalThis.__TEMPORAL_ACTIVATOR__')()");
+  expect(sdk).toContain("fn('return globalThis.Error')()");
+  expect(sdk).toContain('promise.constructor.constructor');
+});
+
 test("the hook's lookups answer without compiling: the current run's activator, and an Error with no stack", async () => {
   const { context } = await contextWithModule();
   const hook = hookLookups(context);
