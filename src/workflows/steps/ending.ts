@@ -47,8 +47,7 @@ async function closingSteps(run: Run): Promise<void> {
     await condition(allHandlersFinished);
   }
   // Since 0.2.1, not when a closing summary's recorded input holds them (docs/upgrading.md).
-  const { conversation } = run.state;
-  if (conversation.hasUnsynced && !conversation.allRecorded) await keepFinalMessages(conversation);
+  if (!run.state.conversation.allRecorded) await keepFinalMessages(run.state.conversation);
   if (run.settleTree) await run.settleTree();
 }
 
