@@ -59,7 +59,7 @@ test('follow() beside the worker gets the text in-process at once, and queries t
     // In-process: the text is on screen before the call's first heartbeat could carry it (1 s after
     // the first delta) and keeps coming while it streams.
     const first = printedAt.find((p) => p.chars > 0)!;
-    expect(first.at - streamed.firstTextAt!).toBeLessThan(500);
+    expect(first.at - streamed.firstTextAt!).toBeLessThan(900);
     expect(printedAt.filter((p) => p.at < streamed.endedAt!).length).toBeGreaterThan(10);
     // Before, the events were queried every 300 ms (over a dozen times for this run).
     expect(queries()).toBeLessThanOrEqual(4);

@@ -110,7 +110,8 @@ test.each(['native', 'xml'] as const)(
     expect(requestsPerTurn(fake.requests)).toEqual([1, 2]);
     const cutOff = fake.requests[1]!;
     expect(cutOff.closedAt).toBeDefined();
-    expect(cutOff.closedAt! - killed.at).toBeLessThan(1000);
+    // The stream had seconds left: the kill, not the stream's end, closed it.
+    expect(cutOff.closedAt! - killed.at).toBeLessThan(3_000);
     expect(await effects()).toEqual(['ran']);
   },
 );

@@ -61,7 +61,8 @@ test('SIGKILL during a model call: a restarted worker retries that call and the 
   expect(requestsPerTurn(suite.fake.requests)).toEqual([1, 2]);
   const cutOff = suite.fake.requests[1]!;
   expect(cutOff.closedAt).toBeDefined();
-  expect(cutOff.closedAt! - killed.at).toBeLessThan(1000);
+  // The stream had ~6 s left: the kill, not the stream's end, closed it.
+  expect(cutOff.closedAt! - killed.at).toBeLessThan(3_000);
   expect(await effects()).toEqual(['ran']);
 });
 

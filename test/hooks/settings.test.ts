@@ -29,7 +29,7 @@ describe('matchers', () => {
     // Exponential for a backtracking engine, linear for RE2.
     const started = Date.now();
     expect(compileMatcher('^(a+)+$')('a'.repeat(50_000) + 'b')).toBe(false);
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(Date.now() - started).toBeLessThan(10_000); // backtracking would never end
   });
 });
 

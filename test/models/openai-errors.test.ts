@@ -187,7 +187,7 @@ describe('OpenAIProvider: cancellation', () => {
     expect((err as CancelledFailure).message).toBe('interrupted');
     await new Promise((r) => setTimeout(r, 100));
     expect(fake.requests[0]!.closedAt).toBeDefined();
-    expect(fake.requests[0]!.closedAt! - abortedAt).toBeLessThan(1000);
+    expect(fake.requests[0]!.closedAt! - abortedAt).toBeLessThan(5_000); // the request hangs until closed
   });
 
   test('a signal aborted before the call starts sends nothing that completes', async () => {

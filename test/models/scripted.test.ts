@@ -108,7 +108,8 @@ test('aborting during a delay rejects promptly with the signal’s cancellation'
   setTimeout(() => controller.abort(reason), 50);
   const started = Date.now();
   await expect(model.call(request(), ctx(controller.signal))).rejects.toBe(reason);
-  expect(Date.now() - started).toBeLessThan(1000);
+  // Far below the 30 s delay; loose enough for a loaded CI machine.
+  expect(Date.now() - started).toBeLessThan(10_000);
 });
 
 test('push appends steps to a running script', async () => {

@@ -72,7 +72,7 @@ test('patterns run in linear time (RE2): a backtracking pattern cannot freeze th
     text: JSON.stringify(`${'a'.repeat(40)}b`),
   });
   expect(checked).toEqual({ kind: 'invalid', violations: ['(root) must match pattern "^(a+)+$"'] });
-  expect(Date.now() - started).toBeLessThan(1000);
+  expect(Date.now() - started).toBeLessThan(10_000); // backtracking would take hours
   // A pattern RE2 cannot run (a back-reference) is refused with the schema, at start.
   expect(outputSchemaProblem({ type: 'string', pattern: '(a)\\1' })).toMatch(/invalid escape sequence/);
 });

@@ -68,7 +68,7 @@ test('in a fresh namespace the plugin creates the search attributes, runs a run,
     return { result, ms: Date.now() - asked };
   });
   expect(outcome.result.exitReason).toBe('interrupted');
-  expect(outcome.ms).toBeLessThan(3000);
+  expect(outcome.ms).toBeLessThan(15_000); // the command sleeps 60 s
   const { customAttributes } = await native.operatorService.listSearchAttributes({ namespace });
   for (const { name } of SEARCH_ATTRIBUTE_DEFINITIONS) expect(customAttributes).toHaveProperty(name);
 });

@@ -152,7 +152,7 @@ describe('ToolRegistry', () => {
     const pending = registry.run('hang', {}, makeContext(dir, { signal: controller.signal }));
     setTimeout(() => controller.abort(), 50);
     const result = await pending;
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(10_000); // the tool hangs until aborted
     expect(result.isError).toBe(true);
     expect(result.content).toMatch(/^Error: Tool 'hang' was cancelled/);
   });
