@@ -1,4 +1,4 @@
-import { promises as fs, type Dirent, type Stats } from 'node:fs';
+import { lstatSync, promises as fs, type Dirent, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -124,10 +124,15 @@ export async function exists(dir: string, name: string): Promise<boolean> {
   return (await ownerOf(path.join(dir, name))) !== undefined;
 }
 
-/** The user owning `p` itself (a link is not followed); undefined when nothing is there. */
+/**
+ * The user owning `p` itself (a link is not followed); undefined when nothing is there. Synchronous
+ * inside, without an error for a missing path: run start asks this of every folder up to the
+ * repository root, where most answers are "nothing", and a thread pool round trip and an error
+ * object each cost a busy worker more than the lstat.
+ */
 export async function ownerOf(p: string): Promise<number | undefined> {
   try {
-    return (await fs.lstat(p)).uid;
+    return lstatSync(p, { throwIfNoEntry: false })?.uid;
   } catch {
     return undefined;
   }

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { lstatSync, promises as fs, realpathSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
@@ -165,7 +165,9 @@ export function unknownToolWarnings(settings: LoadedSettings, toolNames: readonl
 export async function loadWorkerSettings(file: string): Promise<LoadedSettings | undefined> {
   let text: string;
   try {
-    const stat = await fs.stat(file);
+    // Synchronous, and no error for a missing file (the usual case): see `ownerOf`.
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (stat === undefined) return undefined;
     if (!stat.isFile()) return invalidFile('worker', file, 'it is not a regular file');
     if (stat.size > MAX_SETTINGS_BYTES) return invalidFile('worker', file, `it is over ${MAX_SETTINGS_BYTES} bytes`);
     text = await fs.readFile(file, 'utf8');
@@ -187,7 +189,7 @@ export async function loadWorkspaceSettings(
 ): Promise<LoadedSettings | undefined> {
   const shown = path.join(workspace, relative);
   try {
-    await fs.lstat(shown);
+    if (lstatSync(shown, { throwIfNoEntry: false }) === undefined) return undefined;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
@@ -221,8 +223,8 @@ export async function loadRunSettings(workspace: string, workerFile: string): Pr
   let realRoot: string | undefined;
   let realWorker: string | undefined;
   try {
-    realRoot = await fs.realpath(workspace);
-    realWorker = await fs.realpath(workerFile);
+    realRoot = realpathSync.native(workspace);
+    realWorker = realpathSync.native(workerFile);
   } catch {
     // No workspace (the run fails on its own) or no worker file (nothing to place).
   }

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { lstatSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { formatZodError } from '../shared/run';
 import { mcpServersSchema, type McpServerConfig, type McpSource } from '../shared/mcp';
@@ -28,7 +28,9 @@ export function parseMcpConfig(raw: unknown, where: string): ParsedServers {
 export async function readMcpConfigFile(file: string): Promise<ParsedServers | { ok: 'absent' }> {
   let text: string;
   try {
-    const stat = await fs.lstat(file);
+    // Synchronous, and no error for a missing file (the usual case): see `ownerOf` (src/context).
+    const stat = lstatSync(file, { throwIfNoEntry: false });
+    if (stat === undefined) return { ok: 'absent' };
     if (stat.isSymbolicLink()) return { ok: false, error: `${file}: a symbolic link is not followed` };
     if (!stat.isFile()) return { ok: false, error: `${file}: not a regular file` };
     if (stat.size > MAX_CONFIG_FILE_BYTES) {

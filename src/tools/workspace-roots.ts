@@ -1,4 +1,4 @@
-import { existsSync, promises as fs, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { isInside, pinWorkspace, realpathAllowMissingSync, WorkspaceError } from './workspace';
@@ -234,7 +234,7 @@ export class WorkspacePolicy {
     const lexical = path.resolve(workspace);
     let real: string;
     try {
-      real = await fs.realpath(lexical);
+      real = realpathSync.native(lexical);
     } catch {
       throw this.refuse('missing', workspace, 'it does not exist');
     }
