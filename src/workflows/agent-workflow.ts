@@ -32,7 +32,7 @@ export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunRe
 
   let exit: LoopExit;
   try {
-    exit = await agentLoop(run);
+    exit = await run.scope.run(() => agentLoop(run));
   } catch (err) {
     if (state.interrupt && (isCancellation(err) || run.scope.consideredCancelled)) {
       exit = LoopExit.interrupted(state.interrupt, state.lastAssistantText);

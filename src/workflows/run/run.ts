@@ -42,14 +42,8 @@ export class Run {
   readonly mcp: McpTools;
   readonly modelCalls: ModelCalls;
   readonly toolCalls: ToolCalls;
-  /**
-   * The scope the loop runs in: the workflow's root scope. An interrupt cancels it (and with it the
-   * calls in flight); a Temporal cancel does too, and the run tells them apart by `state.interrupt`.
-   * Not a scope of its own: entering one (`scope.run`) turns on Node's async hooks for every promise
-   * of the worker's workflow thread, every run's, until the run leaves the worker's cache
-   * (docs/benchmarks.md, "The loop's own scope").
-   */
-  readonly scope = CancellationScope.current();
+  /** The loop's scope: an interrupt cancels it (and with it the calls in flight). */
+  readonly scope = new CancellationScope();
   /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
   sandboxWarning: string | undefined;
   readonly emit: (event: RunEventInput) => void;

@@ -51,17 +51,6 @@ async function closingSteps(run: Run): Promise<void> {
   if (run.settleTree) await run.settleTree();
 }
 
-/**
- * Whether a Temporal client asked to cancel the workflow. The root scope cannot tell: an interrupt
- * cancels it too. The SDK records the request in its activator's `cancelled` flag (no public API
- * reads it); test/unit/temporal-cancel-flag.test.ts pins the flag, and
- * test/workflow/run-status.test.ts an interrupt and a cancel that arrive together.
- */
-export function temporalCancelRequested(): boolean {
-  const activator = (globalThis as { __TEMPORAL_ACTIVATOR__?: { cancelled?: unknown } }).__TEMPORAL_ACTIVATOR__;
-  return activator?.cancelled === true;
-}
-
 /** What a cancelled run leaves: its usage, cost and the text it had (cut to fit the memo). */
 function cancelledResult(run: Run): AgentRunResult {
   return {
@@ -84,13 +73,7 @@ export async function endWith(run: Run, exit: LoopExit): Promise<AgentRunResult>
   run.state.finalStatus = exit.exitReason;
   run.emit({ kind: 'run_finished', exitReason: exit.exitReason, finalText: exit.finalText });
   run.board.index();
-  // An interrupt cancelled the root scope (run.ts, `scope`): the closing steps must not be cancelled
-  // with it, unless a Temporal cancel came too (then the run ends Canceled, as below).
-  if (run.state.interrupt && !temporalCancelRequested()) {
-    await CancellationScope.nonCancellable(() => closingSteps(run));
-  } else {
-    await closingSteps(run);
-  }
+  await closingSteps(run);
   // Runs with `outputSchema`: the parsed answer when the final text is the one that matched.
   const output = run.answers?.outputFor(exit.finalText);
   const result: AgentRunResult = {
