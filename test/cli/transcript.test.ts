@@ -5,6 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { ScriptedModel, delayed, fail, text, toolUse, type ScriptStep } from '../../src/models/scripted';
 import { ErrorTypes } from '../../src/shared/constants';
 import {
+  SUMMARY_FALLBACK_TEXT,
   SUMMARY_INSTRUCTION,
   endSessionUpdate,
   interruptSignal,
@@ -201,6 +202,20 @@ test('a long run that both compacts and continues as new: every call saw a windo
   for (let i = 1; i <= turns; i++) expect(all).toContain(`t${i} line 60`);
 });
 
+/** The local activities a run's history recorded, by their markers' (encoded) details. */
+async function markerDetails(handle: { fetchHistory(): Promise<{ events?: unknown[] | null }> }): Promise<string[]> {
+  const events = ((await handle.fetchHistory()).events ?? []) as Array<{
+    markerRecordedEventAttributes?: {
+      details?: Record<string, { payloads?: Array<{ data?: Uint8Array | null }> | null }> | null;
+    } | null;
+  }>;
+  return events.flatMap((e) =>
+    Object.values(e.markerRecordedEventAttributes?.details ?? {}).flatMap((p) =>
+      (p.payloads ?? []).map((payload) => Buffer.from(payload.data ?? []).toString('utf8')),
+    ),
+  );
+}
+
 test('a run at its iteration limit ends with the closing summary, kept apart from the conversation', async () => {
   const model = new ScriptedModel([
     toolUse([{ id: 'toolu_1', name: 'lines', input: { count: 1, tag: 'one' } }]),
@@ -224,11 +239,7 @@ test('a run at its iteration limit ends with the closing summary, kept apart fro
   expect(JSON.stringify(json.messages.at(-1))).toContain('two line 1');
   // They come from the closing call's recorded input: the run recorded them no second time. A local
   // activity's type is inside its marker's (encoded) details: run start's is there.
-  const markers = ((await handle.fetchHistory()).events ?? []).flatMap((e) =>
-    Object.values(e.markerRecordedEventAttributes?.details ?? {}).flatMap((p) =>
-      (p.payloads ?? []).map((payload) => Buffer.from(payload.data ?? []).toString('utf8')),
-    ),
-  );
+  const markers = await markerDetails(handle);
   expect(markers.some((m) => m.includes('durableAgent.prepareRun'))).toBe(true);
   expect(markers.some((m) => m.includes('keepFinalMessages'))).toBe(false);
   expect(json.closingSummary).toEqual({
@@ -239,6 +250,28 @@ test('a run at its iteration limit ends with the closing summary, kept apart fro
   expect(markdown).toMatch(
     /### Closing summary \(iteration limit; not part of the conversation\)\n\nClosing: read one and two\./,
   );
+});
+
+test('a run whose closing summary failed still reads back whole: its end records the last tool results', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_1', name: 'lines', input: { count: 1, tag: 'one' } }]),
+    toolUse([{ id: 'toolu_2', name: 'lines', input: { count: 1, tag: 'two' } }]),
+    fail(ApplicationFailure.nonRetryable('the provider said no', ErrorTypes.BadRequest)),
+  ]);
+  const handle = await withWorker(suite.env, { model, deps: { tools: registryWithLines() } }, async (tq) => {
+    const h = await start(tq, { maxIterations: 2 });
+    expect(await h.result()).toMatchObject({ exitReason: 'max_iterations', finalText: SUMMARY_FALLBACK_TEXT });
+    return h;
+  });
+  const { json } = await transcriptOf(handle.workflowId);
+  const closing = model.requests[2]!;
+  expect(isClosing(closing)).toBe(true);
+  const withoutInstruction = structuredClone(closing.messages);
+  (withoutInstruction.at(-1)!.content as unknown[]).pop();
+  expect(json.messages).toEqual(withoutInstruction);
+  expect(JSON.stringify(json.messages.at(-1))).toContain('two line 1');
+  // No completed summary holds them: the run's end recorded them with keepFinalMessages.
+  expect((await markerDetails(handle)).some((m) => m.includes('keepFinalMessages'))).toBe(true);
 });
 
 test('a session shows every message it was sent, in order', async () => {
@@ -260,6 +293,33 @@ test('a session shows every message it was sent, in order', async () => {
     { role: 'assistant', content: [{ type: 'text', text: 'Second.' }] },
   ]);
   expect(JSON.stringify(json.messages[2])).toContain('and more');
+});
+
+test('a session whose message stopped at its iteration limit, then ended, reads back with the summary as its answer', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_1', name: 'lines', input: { count: 1, tag: 'one' } }]),
+    text('Summary: read one.'),
+  ]);
+  const handle = await withWorker(suite.env, { model, deps: { tools: registryWithLines() } }, async (tq) => {
+    const h = await start(tq, { session: true, maxIterations: 1 });
+    await waitForState(h, (s) => s.status === 'awaiting_input');
+    await h.executeUpdate(endSessionUpdate, { args: [{}] });
+    expect(await h.result()).toMatchObject({ exitReason: 'completed', finalText: 'Summary: read one.' });
+    return h;
+  });
+  const { json } = await transcriptOf(handle.workflowId);
+  const closing = model.requests[1]!;
+  expect(isClosing(closing)).toBe(true);
+  const withoutInstruction = structuredClone(closing.messages);
+  (withoutInstruction.at(-1)!.content as unknown[]).pop();
+  // In a session the summary is the message's answer, so it is part of the conversation: the
+  // summary's recorded input holds what came before it, and the run's end records the answer.
+  expect(json.messages).toEqual([
+    ...withoutInstruction,
+    { role: 'assistant', content: [{ type: 'text', text: 'Summary: read one.' }] },
+  ]);
+  expect(JSON.stringify(json.messages)).toContain('one line 1');
+  expect((await markerDetails(handle)).some((m) => m.includes('keepFinalMessages'))).toBe(true);
 });
 
 test('a running run shows what is recorded so far', async () => {
