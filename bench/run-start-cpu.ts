@@ -8,16 +8,18 @@ import { createDefaultRegistry } from '../src/tools';
 import { median } from './stats';
 
 /**
- * `node dist/bench/run-start-cpu.js [calls=2000] [rounds=3]`: the worker's main-thread CPU for one
+ * `npm run build && node dist/bench/run-start-cpu.js [calls=2000] [rounds=3]`: the worker's CPU for one
  * run start (the `prepareRun` local activity: admit the workspace, assemble the system prompt from
  * it, read the hooks settings, look for `.mcp.json`), without a server. It runs the real activity
  * through the SDK's MockActivityEnvironment (the activity context and its AsyncLocalStorage, as on a
  * worker) on a fresh workspace in the system temporary directory, as the throughput bench's runs
- * start, and prints the CPU per call, median over rounds after a warm-up.
+ * start, and prints the process's CPU per call (`process.cpuUsage`: the main thread's work, and the
+ * thread pool's and the garbage collector's), median over rounds after a warm-up.
  *
  * It exists because run start is paid once per run on the main thread, which the throughput figure
- * spreads over 10 iterations: at 1.1-1.3 ms per start, about a tenth of ours' main-thread excess
- * over naive there (docs/benchmarks.md, "Run start's file probes").
+ * spreads over 10 iterations: at about 1 ms per start, 0.1 ms per iteration, a quarter of ours'
+ * main-thread excess over naive there (docs/benchmarks.md, "Current Details rendered when read; run
+ * start's file probes synchronous").
  */
 async function main(): Promise<void> {
   const calls = positive(process.argv[2], 2000);
@@ -55,7 +57,7 @@ async function main(): Promise<void> {
       perCall.push((used.user + used.system) / 1000 / calls);
     }
     console.log(
-      `Run start (prepareRun) on the main thread: ${median(perCall).toFixed(3)} ms CPU per run ` +
+      `Run start (prepareRun): ${median(perCall).toFixed(3)} ms of the process's CPU per run ` +
         `(rounds: ${perCall.map((ms) => ms.toFixed(3)).join(', ')}; ${calls} calls each)`,
     );
     console.log(`reproduce: node dist/bench/run-start-cpu.js ${calls} ${rounds}`);

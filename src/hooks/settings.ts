@@ -161,13 +161,22 @@ export function unknownToolWarnings(settings: LoadedSettings, toolNames: readonl
   return warnings;
 }
 
+/**
+ * Whether anything (a file, a folder, a link, even a dangling one) is at `p`, without an error object
+ * when nothing is; other errors (ENOTDIR, EACCES) are thrown.
+ */
+function entryThere(p: string): boolean {
+  return lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+}
+
 /** The worker-wide file; a missing file means no hooks. */
 export async function loadWorkerSettings(file: string): Promise<LoadedSettings | undefined> {
   let text: string;
   try {
-    // Synchronous, and no error for a missing file (the usual case): see `ownerOf`.
-    const stat = statSync(file, { throwIfNoEntry: false });
-    if (stat === undefined) return undefined;
+    // Synchronous, and no error object when nothing is there (the usual case): see `ownerOf`. The
+    // lstat first: only it reports a path under a regular file (ENOTDIR) the same way on every Node.
+    if (!entryThere(file)) return undefined;
+    const stat = statSync(file);
     if (!stat.isFile()) return invalidFile('worker', file, 'it is not a regular file');
     if (stat.size > MAX_SETTINGS_BYTES) return invalidFile('worker', file, `it is over ${MAX_SETTINGS_BYTES} bytes`);
     text = await fs.readFile(file, 'utf8');
@@ -224,7 +233,7 @@ export async function loadRunSettings(workspace: string, workerFile: string): Pr
   let realWorker: string | undefined;
   try {
     realRoot = realpathSync.native(workspace);
-    realWorker = realpathSync.native(workerFile);
+    if (entryThere(workerFile)) realWorker = realpathSync.native(workerFile);
   } catch {
     // No workspace (the run fails on its own) or no worker file (nothing to place).
   }

@@ -111,6 +111,20 @@ describe('settings files', () => {
     expect(execFileSync('wc', ['-l', log], { encoding: 'utf8' }).trim()).toBe(`1 ${log}`);
   });
 
+  test('a worker settings path under a regular file is reported; a dangling link there means no file', async () => {
+    const plainFile = path.join(bench.outside, 'plain');
+    writeFileSync(plainFile, 'not a folder');
+    const under = path.join(plainFile, 'settings.json');
+    const plan = await bench.events({ settingsFile: under });
+    // Unreadable settings fail closed, as any unreadable settings file does: tool calls are refused.
+    expect(plan.events).toEqual(['PreToolUse']);
+    expect(plan.reports.join('\n')).toMatch(/settings\.json cannot be read: .*ENOTDIR/);
+
+    const dangling = path.join(bench.outside, 'dangling.json');
+    symlinkSync(path.join(bench.outside, 'nowhere.json'), dangling);
+    expect(await bench.events({ settingsFile: dangling })).toEqual({ events: [], reports: [] });
+  });
+
   test('a workspace settings file that is a link out of the workspace, a FIFO or huge is refused, not read', async () => {
     const secret = path.join(bench.outside, 'settings.json');
     writeFileSync(secret, JSON.stringify({ hooks: { Stop: [group(undefined, 'true')] } }));

@@ -76,3 +76,22 @@ test('without the field the SDK is expected to have, nothing is changed and the 
   expect(lazyDetails(() => 'x')).toBeUndefined();
   expect(frozen.currentDetails).toBe('');
 });
+
+test('a render that throws answers with the last good value and why, so the metadata query still answers', () => {
+  const made = activator();
+  let broken = false;
+  const lazy = lazyDetails(() => {
+    if (broken) throw new Error('no state');
+    return 'fine';
+  })!;
+  lazy.changed();
+  expect(queried(made)).toBe('fine');
+  broken = true;
+  lazy.changed();
+  expect(queried(made)).toBe('fine  \n(not up to date: no state)');
+  lazy.changed();
+  expect(queried(made)).toBe('fine  \n(not up to date: no state)');
+  broken = false;
+  lazy.changed();
+  expect(queried(made)).toBe('fine');
+});

@@ -125,30 +125,38 @@ interface DetailsHolder {
 /**
  * Current Details rendered when something reads it (the Web UI's metadata query, `getCurrentDetails`),
  * not after every change: a run changes it several times per iteration, and rendering each time was
- * about a tenth of the workflow thread's own work in the throughput bench (docs/benchmarks.md). The
+ * about a tenth of the time the bundle's own code took in the throughput bench (docs/benchmarks.md). The
  * SDK keeps the value in its activator's `currentDetails` field, which its metadata query reads; that
  * field becomes an accessor here. `setCurrentDetails` still sets a value (it stays until the next
  * change). Undefined, and the caller renders eagerly, where the field is not there as expected (a
  * different SDK): test/clients/current-details.test.ts reads the details through the real query.
+ * A render that throws (it should not) answers with the last value and why, so the metadata query
+ * (which also lists the run's handlers) still answers.
  */
 export function lazyDetails(render: () => string): { changed(): void } | undefined {
   const holder = (globalThis as { __TEMPORAL_ACTIVATOR__?: DetailsHolder }).__TEMPORAL_ACTIVATOR__;
   const field = holder && Object.getOwnPropertyDescriptor(holder, 'currentDetails');
   if (!holder || !field || !field.writable || !field.configurable || typeof field.value !== 'string') return undefined;
   let value = field.value;
+  /** The last value a render (or `setCurrentDetails`) made: what a failed render falls back on. */
+  let good = value;
   let stale = false;
   Object.defineProperty(holder, 'currentDetails', {
     configurable: true,
     enumerable: field.enumerable,
     get: () => {
       if (stale) {
-        value = render();
         stale = false;
+        try {
+          value = good = render();
+        } catch (err) {
+          value = `${good}  \n(not up to date: ${err instanceof Error ? err.message : String(err)})`;
+        }
       }
       return value;
     },
     set: (details: string) => {
-      value = details;
+      value = good = details;
       stale = false;
     },
   });
