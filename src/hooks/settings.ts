@@ -198,7 +198,7 @@ export async function loadWorkspaceSettings(
 ): Promise<LoadedSettings | undefined> {
   const shown = path.join(workspace, relative);
   try {
-    if (lstatSync(shown, { throwIfNoEntry: false }) === undefined) return undefined;
+    if (!entryThere(shown)) return undefined;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;

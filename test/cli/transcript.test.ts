@@ -40,6 +40,18 @@ function lastConversation(model: ScriptedModel, answer: Message): Message[] {
   return [...calls[calls.length - 1]!.messages, answer];
 }
 
+/**
+ * The closing call (the request at `index`, checked to be one) and the conversation it was sent
+ * without the instruction the run added to its last user turn; `instruction` is that block.
+ */
+function closingCall(model: ScriptedModel, index: number): { messages: Message[]; instruction: unknown } {
+  const closing = model.requests[index]!;
+  expect(isClosing(closing)).toBe(true);
+  const messages = structuredClone(closing.messages);
+  const instruction = (messages.at(-1)!.content as unknown[]).pop();
+  return { messages, instruction };
+}
+
 /** A read-only tool with zero latency that returns `lines` numbered lines. */
 function registryWithLines() {
   const tools = createDefaultRegistry();
@@ -228,13 +240,10 @@ test('a run at its iteration limit ends with the closing summary, kept apart fro
     return h;
   });
   const { json, markdown } = await transcriptOf(handle.workflowId);
-  const closing = model.requests[2]!;
-  expect(isClosing(closing)).toBe(true);
   // The closing call saw the whole conversation, its instruction added to the last user turn; the
   // transcript keeps the conversation without the instruction, and the tool results of the last turn.
-  const withoutInstruction = structuredClone(closing.messages);
-  const last = withoutInstruction.at(-1)!;
-  expect((last.content as Array<{ text?: string }>).pop()).toEqual({ type: 'text', text: SUMMARY_INSTRUCTION });
+  const { messages: withoutInstruction, instruction } = closingCall(model, 2);
+  expect(instruction).toEqual({ type: 'text', text: SUMMARY_INSTRUCTION });
   expect(json.messages).toEqual(withoutInstruction);
   expect(JSON.stringify(json.messages.at(-1))).toContain('two line 1');
   // They come from the closing call's recorded input: the run recorded them no second time. A local
@@ -264,10 +273,7 @@ test('a run whose closing summary failed still reads back whole: its end records
     return h;
   });
   const { json } = await transcriptOf(handle.workflowId);
-  const closing = model.requests[2]!;
-  expect(isClosing(closing)).toBe(true);
-  const withoutInstruction = structuredClone(closing.messages);
-  (withoutInstruction.at(-1)!.content as unknown[]).pop();
+  const { messages: withoutInstruction } = closingCall(model, 2);
   expect(json.messages).toEqual(withoutInstruction);
   expect(JSON.stringify(json.messages.at(-1))).toContain('two line 1');
   // No completed summary holds them: the run's end recorded them with keepFinalMessages.
@@ -308,10 +314,7 @@ test('a session whose message stopped at its iteration limit, then ended, reads 
     return h;
   });
   const { json } = await transcriptOf(handle.workflowId);
-  const closing = model.requests[1]!;
-  expect(isClosing(closing)).toBe(true);
-  const withoutInstruction = structuredClone(closing.messages);
-  (withoutInstruction.at(-1)!.content as unknown[]).pop();
+  const { messages: withoutInstruction } = closingCall(model, 1);
   // In a session the summary is the message's answer, so it is part of the conversation: the
   // summary's recorded input holds what came before it, and the run's end records the answer.
   expect(json.messages).toEqual([
