@@ -175,8 +175,22 @@ function throughputSection(figure: ThroughputFigure): string[] {
       "work; the rest is the workflow threads, V8's GC and compiler threads and the SDK's Rust core) / of the " +
       'Temporal server per iteration; dispatch: median ' +
       'scheduled→started of activities / workflow tasks in the first run started.',
+    ...threadLines(figure),
     ...ratioLines(figure),
   ];
+}
+
+/** Each row's worker CPU per iteration by thread name (Linux), the biggest first. */
+function threadLines(figure: ThroughputFigure): string[] {
+  const rounds = new Set(figure.rows.map((r) => r.round)).size > 1;
+  return figure.rows.flatMap((r) => {
+    if (!r.workerThreadCpuMs || r.completed === 0) return [];
+    const perIteration = (cpuMs: number) => cpuMs / (r.completed * figure.iterations);
+    const parts = Object.entries(r.workerThreadCpuMs)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, cpuMs]) => `${name} ${perIteration(cpuMs).toFixed(2)}`);
+    return [`   by thread, ms/it: ${rounds ? `${r.label} (round ${r.round})` : r.label}: ${parts.join(', ')}`];
+  });
 }
 
 /** Each round's ours/naive worker CPU per iteration and their median, when both ran. */

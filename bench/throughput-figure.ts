@@ -76,6 +76,8 @@ export interface ThroughputRow {
   workerCpuMs: number;
   /** The worker's main thread's share of `workerCpuMs` (Linux only). */
   workerMainThreadCpuMs?: number;
+  /** The worker's CPU by thread name (Linux only): where the rest of `workerCpuMs` went. */
+  workerThreadCpuMs?: Record<string, number>;
   /** CPU the Temporal server spent meanwhile (when the bench runs the server). */
   serverCpuMs?: number;
   /** Dispatch latencies in the history of the first run started: where the time went under load. */
@@ -163,6 +165,7 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
         workerPeakRssBytes: stopped.maxRssBytes,
         workerCpuMs: stopped.cpuMs,
         ...(stopped.mainThreadCpuMs !== undefined ? { workerMainThreadCpuMs: stopped.mainThreadCpuMs } : {}),
+        ...(stopped.threadCpuMs ? { workerThreadCpuMs: stopped.threadCpuMs } : {}),
         ...(serverCpuBefore !== undefined && serverCpuAfter !== undefined
           ? { serverCpuMs: serverCpuAfter - serverCpuBefore }
           : {}),

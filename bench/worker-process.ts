@@ -1,5 +1,5 @@
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { ScriptedModel, text, type ScriptStep, type ScriptedFunction } from '../src/models/scripted';
 import { connectWorker } from '../src/worker';
 import { createBenchModel } from './scenario';
@@ -63,6 +63,8 @@ export type WorkerProcessMessage =
       cpuMs: number;
       /** CPU of the process's main thread alone (activities, the SDK's main-side work); Linux only. */
       mainThreadCpuMs?: number;
+      /** CPU by thread name (main, workflow threads, V8 helpers, libuv pool, the Rust core); Linux only. */
+      threadCpuMs?: Record<string, number>;
     };
 
 let modelCalls = 0;
@@ -95,8 +97,14 @@ async function main(): Promise<void> {
   });
   const cpuAtStart = process.cpuUsage();
   const mainAtStart = mainThreadCpuMs();
+  const threadsAtStart = threadCpuMs();
+  // Read when asked to stop: shutting down ends the workflow threads, and a thread's time goes with it.
+  let threadsAtStop: ReturnType<typeof threadCpuMs>;
   process.on('message', (message: { type?: string }) => {
-    if (message.type === 'stop') worker.shutdown();
+    if (message.type === 'stop') {
+      threadsAtStop = threadCpuMs();
+      worker.shutdown();
+    }
     if (message.type === 'measure') send({ type: 'memory', ...measure(worker) });
   });
   const running = worker.run();
@@ -113,6 +121,7 @@ async function main(): Promise<void> {
     sampledPeakRssBytes: peak,
     cpuMs: (cpu.user + cpu.system) / 1000,
     ...(mainAtStart !== undefined && mainAtEnd !== undefined ? { mainThreadCpuMs: mainAtEnd - mainAtStart } : {}),
+    ...(threadsAtStop ? { threadCpuMs: byThreadName(threadsAtStart, threadsAtStop) } : {}),
   });
   process.disconnect?.();
 }
@@ -124,15 +133,58 @@ async function main(): Promise<void> {
  * (garbage collection, compilation) and the SDK's Rust core. Undefined where /proc is not there.
  */
 function mainThreadCpuMs(): number | undefined {
+  return taskCpu(process.pid)?.ms;
+}
+
+/** A thread's name and CPU time from /proc/self/task/<tid>/stat; undefined when it is gone or /proc is not there. */
+function taskCpu(tid: number | string): { name: string; ms: number } | undefined {
   try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(fields[11]) + Number(fields[12]);
-    return Number.isFinite(ticks) ? ticks * 10 : undefined;
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    return Number.isFinite(ticks) ? { name, ms: ticks * 10 } : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** Every live thread's CPU time by thread id (Linux); undefined elsewhere. */
+function threadCpuMs(): Map<string, { name: string; ms: number }> | undefined {
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return undefined;
+  }
+  const threads = new Map<string, { name: string; ms: number }>();
+  for (const tid of tids) {
+    const cpu = taskCpu(tid);
+    if (cpu) threads.set(tid, cpu);
+  }
+  return threads;
+}
+
+/**
+ * CPU spent between two readings by thread: the main thread as `main`, each other thread with at
+ * least 2 % of the total as `<name>[<tid>]` (Node names its workers and V8's helper threads `node`:
+ * the busiest is the workflow thread), the rest summed by name. A thread that ended in between is
+ * not counted (the process total still is).
+ */
+function byThreadName(
+  start: Map<string, { name: string; ms: number }> | undefined,
+  end: Map<string, { name: string; ms: number }>,
+): Record<string, number> {
+  const spent = [...end].map(([tid, { name, ms }]) => ({ tid, name, ms: ms - (start?.get(tid)?.ms ?? 0) }));
+  const total = spent.reduce((sum, t) => sum + Math.max(0, t.ms), 0);
+  const out: Record<string, number> = {};
+  for (const { tid, name, ms } of spent) {
+    if (ms <= 0) continue;
+    const key = tid === String(process.pid) ? 'main' : ms >= total * 0.02 ? `${name}[${tid}]` : `${name} (others)`;
+    out[key] = (out[key] ?? 0) + ms;
+  }
+  return out;
 }
 
 function measure(worker: BenchWorker): WorkerMemory {
