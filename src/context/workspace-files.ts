@@ -1,4 +1,4 @@
-import { lstatSync, promises as fs, type Dirent, type Stats } from 'node:fs';
+import { lstatSync, opendirSync, type Dirent, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -173,13 +173,18 @@ export async function listFolders(root: string, relDir: string, maxEntries: numb
   }
 }
 
-/** The names in `dir` that `keep` accepts, sorted; at most `max` (`more` says some were left out). */
+/**
+ * The names in `dir` that `keep` accepts, sorted; at most `max` (`more` says some were left out).
+ * Read synchronously, like the worker's other file probes (docs/contributing.md, "The hot path"):
+ * every run start lists its workspace's top, and a local folder's entries come a batch per
+ * system call, where each asynchronous `read` was a promise and a thread pool round trip per entry.
+ */
 export async function listNames(dir: string, max: number, keep: (entry: Dirent) => boolean): Promise<DirList> {
-  const handle = await fs.opendir(dir);
+  const handle = opendirSync(dir);
   const names: string[] = [];
   let more = false;
   try {
-    for (let entry = await handle.read(); entry !== null; entry = await handle.read()) {
+    for (let entry = handle.readSync(); entry !== null; entry = handle.readSync()) {
       if (!keep(entry)) continue;
       if (names.length >= max) {
         more = true;
@@ -188,7 +193,7 @@ export async function listNames(dir: string, max: number, keep: (entry: Dirent) 
       names.push(entry.name);
     }
   } finally {
-    await handle.close();
+    handle.closeSync();
   }
   return { kind: 'ok', names: names.sort(), more };
 }
