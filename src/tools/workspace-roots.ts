@@ -248,20 +248,36 @@ export class WorkspacePolicy {
    */
   private check(workspace: string, lexical: string, real: string): string {
     if (!statSync(real).isDirectory()) throw this.refuse('not a directory', workspace, 'it is not a directory');
+    const protectedNow = this.resolvedProtectedNow();
+    // The rules below are a function of the real path and of the protected paths' resolution alone.
+    if (lexical === real && this.passed?.against === protectedNow && this.passed.paths.has(real)) return real;
     if (!this.roots.some((root) => isInside(root, real))) {
       const via = real !== lexical ? ` (it resolves to ${real})` : '';
       throw this.refuse('outside the workspace roots', workspace, `it is not inside a workspace root${via}`);
     }
     const system = systemReason(real, this.tmp);
     if (system) throw this.refuse('system directory', workspace, system);
-    for (const p of this.resolvedProtectedNow()) {
+    for (const p of protectedNow) {
       const held = p.paths.find((one) => isInside(real, one) || isInside(lexical, one));
       if (held) throw this.refuse("worker's own files", workspace, `it holds ${p.what} (${held})`);
     }
     const code = this.code.dirs.find((dir) => isInside(dir, real) || (!this.code.mayHold && isInside(real, dir)));
     if (code) throw this.refuse("worker's own files", workspace, `the worker's code is there (${code})`);
+    if (lexical === real) {
+      if (this.passed?.against !== protectedNow) this.passed = { against: protectedNow, paths: new Set() };
+      this.passed.paths.add(real);
+    }
     return real;
   }
+
+  /**
+   * Real paths that passed the rules, with the protected paths' resolution they were checked
+   * against: forgotten when that resolution is renewed (at most {@link PROTECTED_PATHS_TTL_MS}
+   * later), so a re-link by the worker's user is seen as soon as without this, and the set holds at
+   * most the workspaces checked in one period. The checks before each tool call then cost the
+   * real path and the `stat`, which are what detect a swapped workspace.
+   */
+  private passed?: { against: Protected[]; paths: Set<string> };
 
   /**
    * Before each tool call and hook: the workspace the run recorded must still be its own real path

@@ -3,7 +3,7 @@
  * "A planted hook reaches every other run" run whole in workspace-roots.test.ts and
  * planted-hook-reaches-other-runs.test.ts).
  */
-import { existsSync, mkdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { WorkspacePolicy, WorkspaceRefusedError, rootsFromEnv } from '../../src/tools/workspace-roots';
@@ -91,6 +91,23 @@ test('a missing workspace or a file is refused by name', async () => {
   const dir = await tempWorkspace('rules-missing');
   expect((await refusal(policy([tmp]), path.join(dir, 'nope'))).rule).toBe('missing');
   expect((await refusal(policy([repo]), path.join(repo, 'package.json'))).rule).toBe('not a directory');
+});
+
+test('a workspace that passed its check is checked again before the next call: moved or replaced, it is refused', async () => {
+  const roots = await tempWorkspace('rules-again');
+  const w = path.join(roots, 'w');
+  mkdirSync(w);
+  const elsewhere = await tempWorkspace('rules-again-target');
+  const p = policy([roots]);
+  await expect(p.verify(w)).resolves.toBe(w);
+  // The second check skips the rules its real path already passed, not the real path or the stat.
+  await expect(p.verify(w)).resolves.toBe(w);
+  renameSync(w, path.join(roots, 'old'));
+  symlinkSync(elsewhere, w);
+  await expect(p.verify(w)).rejects.toMatchObject({ rule: 'moved' });
+  rmSync(w);
+  writeFileSync(w, 'now a file');
+  await expect(p.verify(w)).rejects.toMatchObject({ rule: 'not a directory' });
 });
 
 test('nested workspaces redirect each other: a swap after the check before a call is caught by the tools themselves', async () => {
