@@ -1,5 +1,5 @@
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
-import type { AgentRunInput, AgentRunResult } from '../shared';
+import type { AgentRunInput, AgentRunResult } from '../shared/run';
 import { registerHandlers } from './handlers';
 import { agentLoop } from './loop';
 import { LoopExit } from './run/loop-exit';

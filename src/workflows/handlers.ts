@@ -1,15 +1,15 @@
 import { setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
+import { cutChars } from '../shared/bounds';
 import {
   approveToolUpdate,
-  cutChars,
   denyToolUpdate,
   endSessionUpdate,
   eventsQuery,
   interruptSignal,
   sendMessageUpdate,
   stateQuery,
-  type AgentRunState,
-} from '../shared';
+} from '../shared/definitions';
+import { type AgentRunState } from '../shared/run';
 import { describeUndecodable, isUndecodable, ACCEPTED_ENCODING_HINT } from '../shared/undecodable';
 import type { Run } from './run/run';
 import { describe } from './run/validation';

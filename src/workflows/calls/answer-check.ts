@@ -1,14 +1,14 @@
 import { ApplicationFailure, proxyLocalActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { agentActivities } from './activity-proxy';
+import { ErrorTypes } from '../../shared/constants';
 import {
-  ErrorTypes,
   MAX_OUTPUT_CORRECTIONS,
   OUTPUT_INVALID_ERROR,
   outputCorrection,
   type OutputSchema,
-  type RunEventInput,
-} from '../../shared';
+} from '../../shared/output-schema';
+import { type RunEventInput } from '../../shared/run';
 import type { Conversation } from '../run/conversation';
 import { failureMessage, failureType, stopping } from './failures';
 import { LoopExit } from '../run/loop-exit';

@@ -1,19 +1,11 @@
 import { ActivityCancellationType, type ActivityInterfaceFor, log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import {
-  CACHE_MISS_ERROR_TYPE,
-  hashString,
-  modelCallSummary,
-  textOf,
-  type CallModelOutput,
-  type ModelResponse,
-  type ConversationDelta,
-  type RunEventInput,
-  type ToolSpec,
-  type RunToolChoice,
-  type SummarizeRunOutput,
-  type ToolChoice,
-} from '../../shared';
+import { type CallModelOutput, type SummarizeRunOutput } from '../../shared/activity-io';
+import { CACHE_MISS_ERROR_TYPE, hashString, type ConversationDelta } from '../../shared/conversation';
+import { textOf, type ModelResponse, type ToolSpec, type ToolChoice } from '../../shared/messages';
+import { type RunEventInput } from '../../shared/run';
+import { modelCallSummary } from '../../shared/summaries';
+import { type RunToolChoice } from '../../shared/tool-choice';
 import { modelActivityOptions, type RunTimeouts } from '../../shared/run-timeouts';
 import type { Conversation } from '../run/conversation';
 import { agentActivities } from './activity-proxy';

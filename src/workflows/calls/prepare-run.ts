@@ -1,6 +1,8 @@
 import { ActivityFailure, ApplicationFailure, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { DONE_TOOL_NAME, ErrorTypes, cutChars, utf8Length } from '../../shared';
+import { cutChars, utf8Length } from '../../shared/bounds';
+import { ErrorTypes } from '../../shared/constants';
+import { DONE_TOOL_NAME } from '../../shared/run';
 import type { Run } from '../run/run';
 import type { McpTools } from './mcp-tools';
 import type { RunContext } from '../run/run-state';

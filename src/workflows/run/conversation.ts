@@ -1,12 +1,7 @@
-import type {
-  ContentBlock,
-  ConversationDelta,
-  ConversationSnapshot,
-  Message,
-  WireBlock,
-  WireMessage,
-} from '../../shared';
-import { ROOT_HASH, chainHash, hashString, utf8Length } from '../../shared';
+import type { ConversationDelta, ConversationSnapshot, WireBlock, WireMessage } from '../../shared/conversation';
+import type { ContentBlock, Message } from '../../shared/messages';
+import { utf8Length } from '../../shared/bounds';
+import { ROOT_HASH, chainHash, hashString } from '../../shared/conversation';
 
 /**
  * The run's conversation as the workflow keeps it (rebuilt on replay from activity results) and

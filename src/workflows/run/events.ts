@@ -1,3 +1,4 @@
+import { cutChars, jsonBytes, previewInput } from '../../shared/bounds';
 import {
   EVENT_ANSWER_CHARS,
   EVENT_CARRIED_OUTPUT_CHARS,
@@ -9,13 +10,8 @@ import {
   MAX_CARRIED_EVENTS_BYTES,
   MAX_EVENTS_PAGE_BYTES,
   MAX_RETAINED_EVENTS,
-  cutChars,
-  jsonBytes,
-  previewInput,
-  type EventsPage,
-  type RunEvent,
-  type RunEventInput,
-} from '../../shared';
+} from '../../shared/constants';
+import { type EventsPage, type RunEvent, type RunEventInput } from '../../shared/run';
 
 /** Events per `events` query page at most (pages are bounded in bytes too). */
 export const EVENTS_PER_PAGE = 200;

@@ -1,4 +1,4 @@
-import type { ExitReason } from '../../shared';
+import type { ExitReason } from '../../shared/run';
 
 /** Ends the loop with a given exit reason; never escapes the workflow. */
 export class LoopExit {

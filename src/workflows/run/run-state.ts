@@ -1,19 +1,9 @@
-import {
-  CARRIED_LAST_TEXT_BYTES,
-  CARRIED_TEXT_PREFIX_BYTES,
-  COMPACT_AT_FRACTION,
-  MAX_FINAL_TEXT_BYTES,
-  ZERO_USAGE,
-  addUsage,
-  costOf,
-  cutBytes,
-  type ExitReason,
-  type ModelResponse,
-  type RunContinuation,
-  type RunStatus,
-  type StopReason,
-  type Usage,
-} from '../../shared';
+import { cutBytes } from '../../shared/bounds';
+import { CARRIED_LAST_TEXT_BYTES, CARRIED_TEXT_PREFIX_BYTES, MAX_FINAL_TEXT_BYTES } from '../../shared/constants';
+import { ZERO_USAGE, addUsage, type ModelResponse, type StopReason, type Usage } from '../../shared/messages';
+import { COMPACT_AT_FRACTION } from '../../shared/model-limits';
+import { costOf } from '../../shared/pricing';
+import { type ExitReason, type RunContinuation, type RunStatus } from '../../shared/run';
 import { Conversation } from './conversation';
 import { EventLog } from './events';
 import { Inbox } from './inbox';

@@ -1,12 +1,12 @@
 import { CancellationScope, workflowInfo } from '@temporalio/workflow';
+import { type ModelResponse } from '../../shared/messages';
 import {
   BUILTIN_TOOL_NAMES,
   DONE_TOOL_NAME,
   type AgentRunInput,
-  type ModelResponse,
   type RunContinuation,
   type RunEventInput,
-} from '../../shared';
+} from '../../shared/run';
 import { AnswerCheck } from '../calls/answer-check';
 import { Hooks } from '../calls/hooks';
 import { McpTools } from '../calls/mcp-tools';

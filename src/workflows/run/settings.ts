@@ -1,21 +1,18 @@
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
+import { DEFAULT_ANTHROPIC_MODEL, ErrorTypes, MAX_CONVERSATION_BYTES } from '../../shared/constants';
+import { DEFAULT_COMPACT_AT_BYTES, contextWindowOf } from '../../shared/model-limits';
+import { hasKnownPrice } from '../../shared/pricing';
 import {
   BUILTIN_SIDE_EFFECTS,
   BUILTIN_TOOL_NAMES,
   DONE_TOOL_NAME,
-  DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
-  DEFAULT_COMPACT_AT_BYTES,
   DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS,
   DEFAULTS,
-  ErrorTypes,
-  MAX_CONVERSATION_BYTES,
-  contextWindowOf,
-  hasKnownPrice,
   parseRunInput,
   type AgentRunInput,
   type Permission,
-} from '../../shared';
+} from '../../shared/run';
 import { mcpServerKey } from '../../shared/mcp';
 import { describeUndecodable, isUndecodable } from '../../shared/undecodable';
 

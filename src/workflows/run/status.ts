@@ -1,5 +1,6 @@
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
+import { type PendingApproval, type RunStatus } from '../../shared/run';
 import {
   INDEXED_COST_FLOOR_USD,
   INDEXED_ITERATION_FLOOR,
@@ -8,9 +9,7 @@ import {
   iterationsSearchAttribute,
   modelSearchAttribute,
   statusSearchAttribute,
-  type PendingApproval,
-  type RunStatus,
-} from '../../shared';
+} from '../../shared/search-attributes';
 import type { RunState } from './run-state';
 
 /** The status value an execution is left with when it continues as new (the next execution says `running`). */

@@ -1,12 +1,10 @@
+import { cutBytes } from '../../shared/bounds';
 import {
   MAX_COMPACTION_RESULTS_BYTES,
   MAX_COMPACTION_SUMMARY_BYTES,
   MAX_CONVERSATION_BYTES,
-  cutBytes,
-  type Message,
-  type TextBlock,
-  type ToolResultBlock,
-} from '../../shared';
+} from '../../shared/constants';
+import { type Message, type TextBlock, type ToolResultBlock } from '../../shared/messages';
 import { failureMessage, passThrough, stopping } from '../calls/failures';
 import type { Summary } from '../calls/model-calls';
 import type { Run } from '../run/run';

@@ -1,5 +1,5 @@
 import { allHandlersFinished, condition, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
-import type { AgentRunInput } from '../../shared';
+import type { AgentRunInput } from '../../shared/run';
 import type { agentWorkflow } from '../agent-workflow';
 import type { Run } from '../run/run';
 import { CONTINUED_STATUS } from '../run/status';

@@ -1,4 +1,4 @@
-import { cutChars } from '../../shared';
+import { cutChars } from '../../shared/bounds';
 import { Inbox } from '../run/inbox';
 import type { Run } from '../run/run';
 

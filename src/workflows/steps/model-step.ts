@@ -1,4 +1,6 @@
-import { SUMMARY_FALLBACK_TEXT, SUMMARY_INSTRUCTION, textOf, type CallModelOutput } from '../../shared';
+import { type CallModelOutput } from '../../shared/activity-io';
+import { SUMMARY_FALLBACK_TEXT, SUMMARY_INSTRUCTION } from '../../shared/constants';
+import { textOf } from '../../shared/messages';
 import { replyProse } from '../../shared/text-protocol';
 import { failureMessage, failureType, stopping } from '../calls/failures';
 import { LoopExit } from '../run/loop-exit';

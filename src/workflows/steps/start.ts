@@ -1,4 +1,4 @@
-import { ErrorTypes } from '../../shared';
+import { ErrorTypes } from '../../shared/constants';
 import { prepareRun } from '../calls/prepare-run';
 import { LoopExit } from '../run/loop-exit';
 import type { Run } from '../run/run';

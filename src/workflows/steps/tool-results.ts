@@ -1,11 +1,7 @@
-import {
-  MAX_TURN_TOOL_RESULT_BYTES,
-  cutBytes,
-  toolResultBlock,
-  utf8Length,
-  type ToolResultBlock,
-  type ToolUseBlock,
-} from '../../shared';
+import { cutBytes, utf8Length } from '../../shared/bounds';
+import { MAX_TURN_TOOL_RESULT_BYTES } from '../../shared/constants';
+import { toolResultBlock } from '../../shared/conversation';
+import { type ToolResultBlock, type ToolUseBlock } from '../../shared/messages';
 
 /** One turn's tool results, and the `done` summary when the turn finished the run. */
 export interface TurnResults {

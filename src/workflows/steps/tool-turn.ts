@@ -1,12 +1,8 @@
-import {
-  DONE_TOOL_NAME,
-  MAX_TOOL_CALLS_PER_TURN,
-  cutChars,
-  toolResultBlock,
-  type Permission,
-  type ToolResultBlock,
-  type ToolUseBlock,
-} from '../../shared';
+import { cutChars } from '../../shared/bounds';
+import { MAX_TOOL_CALLS_PER_TURN } from '../../shared/constants';
+import { toolResultBlock } from '../../shared/conversation';
+import { type ToolResultBlock, type ToolUseBlock } from '../../shared/messages';
+import { DONE_TOOL_NAME, type Permission } from '../../shared/run';
 import { TASK_TOOL_NAME } from '../../shared/subagents';
 import { failureMessage, startCall, stopping } from '../calls/failures';
 import { postToolEvent, runAsAsked, type PreToolDecision } from '../calls/hooks';

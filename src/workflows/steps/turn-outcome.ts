@@ -1,5 +1,5 @@
-import type { ModelResponse, ToolUseBlock } from '../../shared';
-import { isToolUse, rawTextOf } from '../../shared';
+import type { ModelResponse, ToolUseBlock } from '../../shared/messages';
+import { isToolUse, rawTextOf } from '../../shared/messages';
 
 /**
  * What one model turn asks the loop to do next. Every stop reason maps to exactly one outcome,

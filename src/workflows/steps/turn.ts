@@ -1,4 +1,5 @@
-import { thinkingOf, textOf, toolResultBlock, type ModelResponse } from '../../shared';
+import { toolResultBlock } from '../../shared/conversation';
+import { thinkingOf, textOf, type ModelResponse } from '../../shared/messages';
 import { LoopExit } from '../run/loop-exit';
 import type { Run } from '../run/run';
 import { runBoundedTurn } from './bounded-turn';
