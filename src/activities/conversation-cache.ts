@@ -1,6 +1,7 @@
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
-import type { ContentBlock, ConversationDelta, Message, WireBlock } from '../shared';
-import { CACHE_MISS_ERROR_TYPE, ROOT_HASH, chainHash, hashString, toolResultBlock } from '../shared';
+import type { ConversationDelta, WireBlock } from '../shared/conversation';
+import type { ContentBlock, Message } from '../shared/messages';
+import { CACHE_MISS_ERROR_TYPE, ROOT_HASH, chainHash, hashString, toolResultBlock } from '../shared/conversation';
 
 interface CachedConversation {
   messages: Message[];

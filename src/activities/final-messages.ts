@@ -1,4 +1,4 @@
-import type { FinalMessages } from '../shared';
+import type { FinalMessages } from '../shared/activity-io';
 
 /**
  * `keepFinalMessages`: returns its input, so that history records the messages the run added

@@ -5,16 +5,17 @@ import type { ToolRegistry } from '../tools/registry';
 import type {
   CallModelInput,
   CallModelOutput,
-  ContentBlock,
-  Message,
   PrepareRunInput,
   PrepareRunOutput,
   RunToolInput,
   RunToolOutput,
   SummarizeRunInput,
   SummarizeRunOutput,
-} from '../shared';
-import { ErrorTypes, INPUT_PREVIEW_CHARS, cutChars, describeToolCall } from '../shared';
+} from '../shared/activity-io';
+import type { ContentBlock, Message } from '../shared/messages';
+import { cutChars } from '../shared/bounds';
+import { ErrorTypes, INPUT_PREVIEW_CHARS } from '../shared/constants';
+import { describeToolCall } from '../shared/summaries';
 import { sandboxStatus } from '../sandbox';
 import { checkModelResponse } from './response-check';
 import { ConversationCache } from './conversation-cache';

@@ -1,7 +1,7 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
-import { CACHE_MISS_ERROR_TYPE, hashString } from '../shared';
-import type { CallModelInput, PrepareRunInput, PrepareRunOutput } from '../shared';
+import { CACHE_MISS_ERROR_TYPE, hashString } from '../shared/conversation';
+import type { CallModelInput, PrepareRunInput, PrepareRunOutput } from '../shared/activity-io';
 import type { ToolSpec } from '../shared/messages';
 import type { ListMcpToolsInput as ListInput, ListMcpToolsOutput as ListOutput } from '../shared/mcp';
 import type { McpRuntime } from '../mcp';

@@ -1,12 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
-import {
-  ErrorTypes,
-  type CallModelInput,
-  type Message,
-  type ModelRequest,
-  type ToolChoice,
-  type ToolSpec,
-} from '../shared';
+import { type CallModelInput } from '../shared/activity-io';
+import { ErrorTypes } from '../shared/constants';
+import { type Message, type ModelRequest, type ToolChoice, type ToolSpec } from '../shared/messages';
 import { renderToolDefinitions } from '../shared/text-protocol';
 import type { ConversationCache } from './conversation-cache';
 

@@ -3,14 +3,14 @@ import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import RE2 from 're2';
+import { cutChars } from '../shared/bounds';
 import {
   MAX_VIOLATIONS,
   VIOLATION_CHARS,
-  cutChars,
   type CheckOutputInput,
   type CheckOutputOutput,
   type OutputSchema,
-} from '../shared';
+} from '../shared/output-schema';
 
 /**
  * Typed answers, on the worker (ajv is Node code, not for the workflow sandbox): compiles a run's

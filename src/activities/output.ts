@@ -1,4 +1,4 @@
-import type { CheckOutputInput, CheckOutputOutput } from '../shared';
+import type { CheckOutputInput, CheckOutputOutput } from '../shared/output-schema';
 import { checkOutput as check } from './output-validator';
 
 /**

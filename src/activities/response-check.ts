@@ -1,14 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import {
-  ErrorTypes,
-  MAX_MODEL_RESPONSE_BYTES,
   MAX_MODEL_VALUE_DEPTH,
   REFUSED_INPUT_KEY,
   jsonBytes,
   nestsDeeperThan,
   tooDeepInputError,
-  type ModelResponse,
-} from '../shared';
+} from '../shared/bounds';
+import { ErrorTypes, MAX_MODEL_RESPONSE_BYTES } from '../shared/constants';
+import { type ModelResponse } from '../shared/messages';
 
 const USAGE_FIELDS = ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens'] as const;
 

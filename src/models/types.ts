@@ -1,4 +1,4 @@
-import type { ModelRequest, ModelResponse } from '../shared';
+import type { ModelRequest, ModelResponse } from '../shared/messages';
 
 export interface ModelCallContext {
   /** Aborted when the activity is cancelled; providers pass it to their HTTP request. */

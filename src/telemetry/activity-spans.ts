@@ -4,12 +4,13 @@ import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from
 import type {
   CallModelInput,
   CallModelOutput,
-  ModelResponse,
   RunToolInput,
   RunToolOutput,
   SummarizeRunOutput,
-} from '../shared';
-import { costOf, cutChars } from '../shared';
+} from '../shared/activity-io';
+import type { ModelResponse } from '../shared/messages';
+import { cutChars } from '../shared/bounds';
+import { costOf } from '../shared/pricing';
 import type { AgentMetrics } from './metrics';
 import { baseActivityName } from '../shared/activity-names';
 
