@@ -38,6 +38,8 @@ export function forkBenchWorker(
   const execArgv = [
     ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}/${options.label}`] : []),
     ...(options.exposeGc ? ['--expose-gc'] : []),
+    // Node and V8 flags for the worker alone, to see where its CPU goes (e.g. `--single-threaded-gc`).
+    ...(process.env.BENCH_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? []),
   ];
   const child = fork(require.resolve('./worker-process'), [JSON.stringify(config)], {
     stdio: 'inherit',
