@@ -221,17 +221,18 @@ export function createActivities(deps: ActivityDeps) {
     // Local activities (cheap read-only tools) cannot heartbeat; the worker cancels them directly.
     // Heartbeat details say what runs, so the Web UI's Pending Activities is readable.
     const started = Date.now();
-    const call = describeToolCall(input.name, input.input);
+    // Described when the first heartbeat goes out: most calls end before it.
+    let call: string | undefined;
     const heartbeat = ctx.info.isLocal
       ? () => {}
       : (d?: unknown) =>
           ctx.heartbeat({
             tool: cutChars(input.name, 64),
-            call: cutChars(call, INPUT_PREVIEW_CHARS),
+            call: (call ??= cutChars(describeToolCall(input.name, input.input), INPUT_PREVIEW_CHARS)),
             elapsedSeconds: Math.round((Date.now() - started) / 1000),
             ...(d !== undefined ? { progress: typeof d === 'string' ? cutChars(d, INPUT_PREVIEW_CHARS) : d } : {}),
           });
-    const timer = setInterval(heartbeat, heartbeatEveryMs);
+    const timer = ctx.info.isLocal ? undefined : setInterval(heartbeat, heartbeatEveryMs);
     let result: RunToolOutput;
     try {
       result = input.mcp
