@@ -5,6 +5,17 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
+/**
+ * Hot code imports a shared module itself (`../../shared/constants`), not the `src/shared` barrel:
+ * TypeScript compiles its re-exports to getters, one call per access (docs/contributing.md, "The hot path").
+ */
+const SHARED_BARREL = {
+  regex: '(^|/)shared(/index)?$',
+  allowTypeImports: true,
+  message:
+    "Import the shared module itself (e.g. '../../shared/constants'), not the barrel: its re-exports are getters.",
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -56,9 +67,15 @@ export default tseslint.config(
               allowTypeImports: true,
               message: 'Workflow code may import activities, models, tools, the sandbox and safe-fs only as types.',
             },
+            SHARED_BARREL,
           ],
         },
       ],
     },
+  },
+  {
+    // The activities are the worker's hot path too.
+    files: ['src/activities/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SHARED_BARREL] }] },
   },
 );
