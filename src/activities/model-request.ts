@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { type CallModelInput } from '../shared/activity-io';
+import type { CallModelInput } from '../shared/activity-io';
 import { ErrorTypes } from '../shared/constants';
-import { type Message, type ModelRequest, type ToolChoice, type ToolSpec } from '../shared/messages';
+import type { Message, ModelRequest, ToolChoice, ToolSpec } from '../shared/messages';
 import { renderToolDefinitions } from '../shared/text-protocol';
 import type { ConversationCache } from './conversation-cache';
 

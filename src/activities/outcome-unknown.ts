@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { msToNumber } from '@temporalio/common/lib/time';
-import { type RunToolInput } from '../shared/activity-io';
+import type { RunToolInput } from '../shared/activity-io';
 import { TOOL_START_TO_CLOSE_TIMEOUT } from '../shared/constants';
 import { resolveInWorkspace } from '../tools';
 import { DEFAULT_SKIPPED_NAMES, walkFiles } from '../tools/walk';

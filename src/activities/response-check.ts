@@ -7,7 +7,7 @@ import {
   tooDeepInputError,
 } from '../shared/bounds';
 import { ErrorTypes, MAX_MODEL_RESPONSE_BYTES } from '../shared/constants';
-import { type ModelResponse } from '../shared/messages';
+import type { ModelResponse } from '../shared/messages';
 
 const USAGE_FIELDS = ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens'] as const;
 

@@ -9,7 +9,7 @@ import {
   sendMessageUpdate,
   stateQuery,
 } from '../shared/definitions';
-import { type AgentRunState } from '../shared/run';
+import type { AgentRunState } from '../shared/run';
 import { describeUndecodable, isUndecodable, ACCEPTED_ENCODING_HINT } from '../shared/undecodable';
 import type { Run } from './run/run';
 import { describe } from './run/validation';

@@ -8,7 +8,7 @@ import {
   outputCorrection,
   type OutputSchema,
 } from '../../shared/output-schema';
-import { type RunEventInput } from '../../shared/run';
+import type { RunEventInput } from '../../shared/run';
 import type { Conversation } from '../run/conversation';
 import { failureMessage, failureType, stopping } from './failures';
 import { LoopExit } from '../run/loop-exit';

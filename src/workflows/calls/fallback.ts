@@ -1,7 +1,7 @@
 import { ActivityFailure, type ActivityOptions, TimeoutFailure } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import { ErrorTypes, STICKY_SCHEDULE_TO_START_TIMEOUT } from '../../shared/constants';
-import { type RunEventInput } from '../../shared/run';
+import type { RunEventInput } from '../../shared/run';
 import { failureType, stopping } from './failures';
 
 /**

@@ -1,8 +1,8 @@
 import { ActivityCancellationType, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { cutChars } from '../../shared/bounds';
-import { type ToolUseBlock } from '../../shared/messages';
-import { type RunEventInput } from '../../shared/run';
+import type { ToolUseBlock } from '../../shared/messages';
+import type { RunEventInput } from '../../shared/run';
 import {
   HOOK_ACTIVITY_TIMEOUT_MS,
   HOOK_HEARTBEAT_TIMEOUT_MS,

@@ -2,8 +2,8 @@ import { proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow
 import type { Activities } from '../../activities';
 import { failureMessage, stopping } from './failures';
 import { hashString } from '../../shared/conversation';
-import { type ToolSpec } from '../../shared/messages';
-import { type RunEventInput } from '../../shared/run';
+import type { ToolSpec } from '../../shared/messages';
+import type { RunEventInput } from '../../shared/run';
 import { agentActivities } from './activity-proxy';
 import {
   describeMcpServer,

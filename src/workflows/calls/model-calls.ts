@@ -1,11 +1,11 @@
 import { ActivityCancellationType, type ActivityInterfaceFor, log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { type CallModelOutput, type SummarizeRunOutput } from '../../shared/activity-io';
+import type { CallModelOutput, SummarizeRunOutput } from '../../shared/activity-io';
 import { CACHE_MISS_ERROR_TYPE, hashString, type ConversationDelta } from '../../shared/conversation';
 import { textOf, type ModelResponse, type ToolSpec, type ToolChoice } from '../../shared/messages';
-import { type RunEventInput } from '../../shared/run';
+import type { RunEventInput } from '../../shared/run';
 import { modelCallSummary } from '../../shared/summaries';
-import { type RunToolChoice } from '../../shared/tool-choice';
+import type { RunToolChoice } from '../../shared/tool-choice';
 import { modelActivityOptions, type RunTimeouts } from '../../shared/run-timeouts';
 import type { Conversation } from '../run/conversation';
 import { agentActivities } from './activity-proxy';

@@ -7,7 +7,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { LOCAL_TOOL_START_TO_CLOSE_TIMEOUT, TOOL_RETRY } from '../../shared/constants';
-import { type ToolUseBlock } from '../../shared/messages';
+import type { ToolUseBlock } from '../../shared/messages';
 import { describeToolCall } from '../../shared/summaries';
 import { toolActivityOptions, type RunTimeouts } from '../../shared/run-timeouts';
 import type { McpCallRef } from '../../shared/mcp';

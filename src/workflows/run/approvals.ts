@@ -2,9 +2,9 @@ import { condition, workflowInfo } from '@temporalio/workflow';
 import { objectWithKeys } from './validation';
 import { previewInput } from '../../shared/bounds';
 import { INPUT_PREVIEW_CHARS } from '../../shared/constants';
-import { type ApprovalResult } from '../../shared/definitions';
-import { type ToolUseBlock } from '../../shared/messages';
-import { type PendingApproval } from '../../shared/run';
+import type { ApprovalResult } from '../../shared/definitions';
+import type { ToolUseBlock } from '../../shared/messages';
+import type { PendingApproval } from '../../shared/run';
 
 export interface Decision {
   approved: boolean;

@@ -11,7 +11,7 @@ import {
   MAX_EVENTS_PAGE_BYTES,
   MAX_RETAINED_EVENTS,
 } from '../../shared/constants';
-import { type EventsPage, type RunEvent, type RunEventInput } from '../../shared/run';
+import type { EventsPage, RunEvent, RunEventInput } from '../../shared/run';
 
 /** Events per `events` query page at most (pages are bounded in bytes too). */
 export const EVENTS_PER_PAGE = 200;

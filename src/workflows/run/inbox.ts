@@ -1,7 +1,7 @@
 import { utf8Length } from '../../shared/bounds';
 import { MAX_MESSAGE_BYTES, MAX_PENDING_MESSAGE_BYTES } from '../../shared/constants';
-import { type ContentBlock } from '../../shared/messages';
-import { type ExitReason } from '../../shared/run';
+import type { ContentBlock } from '../../shared/messages';
+import type { ExitReason } from '../../shared/run';
 import { objectWithKeys } from './validation';
 import type { Conversation } from './conversation';
 

@@ -3,7 +3,7 @@ import { CARRIED_LAST_TEXT_BYTES, CARRIED_TEXT_PREFIX_BYTES, MAX_FINAL_TEXT_BYTE
 import { ZERO_USAGE, addUsage, type ModelResponse, type StopReason, type Usage } from '../../shared/messages';
 import { COMPACT_AT_FRACTION } from '../../shared/model-limits';
 import { costOf } from '../../shared/pricing';
-import { type ExitReason, type RunContinuation, type RunStatus } from '../../shared/run';
+import type { ExitReason, RunContinuation, RunStatus } from '../../shared/run';
 import { Conversation } from './conversation';
 import { EventLog } from './events';
 import { Inbox } from './inbox';

@@ -1,5 +1,5 @@
 import { CancellationScope, workflowInfo } from '@temporalio/workflow';
-import { type ModelResponse } from '../../shared/messages';
+import type { ModelResponse } from '../../shared/messages';
 import {
   BUILTIN_TOOL_NAMES,
   DONE_TOOL_NAME,

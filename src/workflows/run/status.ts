@@ -1,6 +1,6 @@
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
-import { type PendingApproval, type RunStatus } from '../../shared/run';
+import type { PendingApproval, RunStatus } from '../../shared/run';
 import {
   INDEXED_COST_FLOOR_USD,
   INDEXED_ITERATION_FLOOR,

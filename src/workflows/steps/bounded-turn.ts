@@ -1,6 +1,6 @@
 import { MAX_MODEL_VALUE_DEPTH, unrunnableInput } from '../../shared/bounds';
 import { toolResultBlock } from '../../shared/conversation';
-import { type ToolUseBlock } from '../../shared/messages';
+import type { ToolUseBlock } from '../../shared/messages';
 import { formatObservation, parseToolReply, type ParsedToolReply } from '../../shared/text-protocol';
 import type { Run } from '../run/run';
 import type { TurnResults } from './tool-results';

@@ -4,7 +4,7 @@ import {
   MAX_COMPACTION_SUMMARY_BYTES,
   MAX_CONVERSATION_BYTES,
 } from '../../shared/constants';
-import { type Message, type TextBlock, type ToolResultBlock } from '../../shared/messages';
+import type { Message, TextBlock, ToolResultBlock } from '../../shared/messages';
 import { failureMessage, passThrough, stopping } from '../calls/failures';
 import type { Summary } from '../calls/model-calls';
 import type { Run } from '../run/run';

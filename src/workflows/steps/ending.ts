@@ -9,7 +9,7 @@ import {
 import { cutBytes } from '../../shared/bounds';
 import { CANCELLED_ERROR, CANCELLED_RESULT_MEMO, MAX_CANCELLED_TEXT_BYTES } from '../../shared/cancelled-result';
 import { ErrorTypes } from '../../shared/constants';
-import { type AgentRunResult } from '../../shared/run';
+import type { AgentRunResult } from '../../shared/run';
 import { keepFinalMessages } from '../calls/final-messages';
 import type { LoopExit } from '../run/loop-exit';
 import type { Run } from '../run/run';

@@ -1,4 +1,4 @@
-import { type CallModelOutput } from '../../shared/activity-io';
+import type { CallModelOutput } from '../../shared/activity-io';
 import { SUMMARY_FALLBACK_TEXT, SUMMARY_INSTRUCTION } from '../../shared/constants';
 import { textOf } from '../../shared/messages';
 import { replyProse } from '../../shared/text-protocol';

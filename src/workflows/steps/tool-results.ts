@@ -1,7 +1,7 @@
 import { cutBytes, utf8Length } from '../../shared/bounds';
 import { MAX_TURN_TOOL_RESULT_BYTES } from '../../shared/constants';
 import { toolResultBlock } from '../../shared/conversation';
-import { type ToolResultBlock, type ToolUseBlock } from '../../shared/messages';
+import type { ToolResultBlock, ToolUseBlock } from '../../shared/messages';
 
 /** One turn's tool results, and the `done` summary when the turn finished the run. */
 export interface TurnResults {

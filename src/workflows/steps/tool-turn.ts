@@ -1,7 +1,7 @@
 import { cutChars } from '../../shared/bounds';
 import { MAX_TOOL_CALLS_PER_TURN } from '../../shared/constants';
 import { toolResultBlock } from '../../shared/conversation';
-import { type ToolResultBlock, type ToolUseBlock } from '../../shared/messages';
+import type { ToolResultBlock, ToolUseBlock } from '../../shared/messages';
 import { DONE_TOOL_NAME, type Permission } from '../../shared/run';
 import { TASK_TOOL_NAME } from '../../shared/subagents';
 import { failureMessage, startCall, stopping } from '../calls/failures';
