@@ -10,7 +10,7 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
  * TypeScript compiles its re-exports to getters, one call per access (docs/contributing.md, "The hot path").
  */
 const SHARED_BARREL = {
-  regex: '(^|/)shared(/index)?$',
+  regex: '^\\.{1,2}/(\\.\\./)*shared(/index)?(\\.[cm]?[jt]s)?/?$',
   allowTypeImports: true,
   message:
     "Import the shared module itself (e.g. '../../shared/constants'), not the barrel: its re-exports are getters.",

@@ -180,7 +180,10 @@ function throughputSection(figure: ThroughputFigure): string[] {
   ];
 }
 
-/** Each row's worker CPU per iteration by thread name (Linux), the biggest first. */
+/**
+ * Each row's worker CPU per iteration by thread (Linux), the biggest first. Read when the worker is
+ * asked to stop, before its shutdown: the table's totals, read after it, are a little higher.
+ */
 function threadLines(figure: ThroughputFigure): string[] {
   const rounds = new Set(figure.rows.map((r) => r.round)).size > 1;
   return figure.rows.flatMap((r) => {
@@ -189,7 +192,9 @@ function threadLines(figure: ThroughputFigure): string[] {
     const parts = Object.entries(r.workerThreadCpuMs)
       .sort((a, b) => b[1] - a[1])
       .map(([name, cpuMs]) => `${name} ${perIteration(cpuMs).toFixed(2)}`);
-    return [`   by thread, ms/it: ${rounds ? `${r.label} (round ${r.round})` : r.label}: ${parts.join(', ')}`];
+    return [
+      `   by thread, ms/it (before shutdown): ${rounds ? `${r.label} (round ${r.round})` : r.label}: ${parts.join(', ')}`,
+    ];
   });
 }
 

@@ -199,7 +199,7 @@ export async function assembleContext(input: AssembleContextInput, deps: Assembl
   let skills: ContextSkill[] = [];
   const owners = workspace ? await contextOwners(workspace) : {};
   // Listed once: the files below that are not there cost no walk.
-  const top = workspace ? await listTop(workspace) : undefined;
+  const top = workspace ? listTop(workspace) : undefined;
   if (workspace) {
     // The system layer: SOUL.md, then the instruction files.
     const soul = await readLayerFile(workspace, 'soul', owners.inside, warn, top);

@@ -1,4 +1,4 @@
-import { lstatSync, opendirSync, type Dirent, type Stats } from 'node:fs';
+import { lstatSync, opendirSync, promises as fs, type Dirent, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -53,11 +53,27 @@ const MAX_TOP_NAMES = 4096;
  */
 export type TopNames = ReadonlySet<string>;
 
-/** The top names of `dir`; undefined (every path walked) when it cannot be listed or holds more than MAX_TOP_NAMES. */
-export async function listTop(dir: string): Promise<TopNames | undefined> {
+/**
+ * The top names of `dir`; undefined (every path walked) when it cannot be listed or holds more than
+ * MAX_TOP_NAMES. Read synchronously, like the worker's other run-start probes (docs/contributing.md,
+ * "The hot path"): every run start lists its workspace's top, and at most MAX_TOP_NAMES entries are
+ * read before it gives up, so the thread is held for a bounded time. (Asynchronously, each entry was a
+ * promise, and opening, closing and each batch of 32 entries a thread pool round trip.) The filtered
+ * listings below stay asynchronous: they may read a whole folder to find their few names.
+ */
+export function listTop(dir: string): TopNames | undefined {
   try {
-    const listed = await listNames(dir, MAX_TOP_NAMES, () => true);
-    return listed.kind === 'ok' && !listed.more ? new Set(listed.names.map((n) => n.toLowerCase())) : undefined;
+    const names = new Set<string>();
+    const handle = opendirSync(dir);
+    try {
+      for (let entry = handle.readSync(); entry !== null; entry = handle.readSync()) {
+        if (names.size >= MAX_TOP_NAMES) return undefined;
+        names.add(entry.name.toLowerCase());
+      }
+    } finally {
+      handle.closeSync();
+    }
+    return names;
   } catch {
     return undefined;
   }
@@ -173,18 +189,13 @@ export async function listFolders(root: string, relDir: string, maxEntries: numb
   }
 }
 
-/**
- * The names in `dir` that `keep` accepts, sorted; at most `max` (`more` says some were left out).
- * Read synchronously, like the worker's other file probes (docs/contributing.md, "The hot path"):
- * every run start lists its workspace's top, and a local folder's entries come a batch per
- * system call, where each asynchronous `read` was a promise and a thread pool round trip per entry.
- */
+/** The names in `dir` that `keep` accepts, sorted; at most `max` (`more` says some were left out). */
 export async function listNames(dir: string, max: number, keep: (entry: Dirent) => boolean): Promise<DirList> {
-  const handle = opendirSync(dir);
+  const handle = await fs.opendir(dir);
   const names: string[] = [];
   let more = false;
   try {
-    for (let entry = handle.readSync(); entry !== null; entry = handle.readSync()) {
+    for (let entry = await handle.read(); entry !== null; entry = await handle.read()) {
       if (!keep(entry)) continue;
       if (names.length >= max) {
         more = true;
@@ -193,7 +204,7 @@ export async function listNames(dir: string, max: number, keep: (entry: Dirent) 
       names.push(entry.name);
     }
   } finally {
-    handle.closeSync();
+    await handle.close();
   }
   return { kind: 'ok', names: names.sort(), more };
 }

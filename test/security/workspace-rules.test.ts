@@ -110,6 +110,21 @@ test('a workspace that passed its check is checked again before the next call: m
   await expect(p.verify(w)).rejects.toMatchObject({ rule: 'not a directory' });
 });
 
+test("a real path that passed is no pass for a link to it: the rules on the link's own path still run", async () => {
+  const roots = await tempWorkspace('rules-link');
+  const w = path.join(roots, 'w');
+  mkdirSync(w);
+  const elsewhere = await tempWorkspace('rules-link-settings');
+  writeFileSync(path.join(elsewhere, 'settings.json'), '{}');
+  // The worker's settings file, as configured, lies under the link; it resolves outside both.
+  symlinkSync(path.join(elsewhere, 'settings.json'), path.join(w, 'settings.json'));
+  const link = path.join(roots, 'link');
+  symlinkSync(w, link);
+  const p = policy([roots], path.join(link, 'settings.json'));
+  await expect(p.verify(w)).resolves.toBe(w);
+  expect((await refusal(p, link)).rule).toBe("worker's own files");
+});
+
 test('nested workspaces redirect each other: a swap after the check before a call is caught by the tools themselves', async () => {
   const roots = await tempWorkspace('rules-pin');
   const b = path.join(roots, 'a', 'sub');

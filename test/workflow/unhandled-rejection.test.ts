@@ -8,8 +8,8 @@ import { useWorkflowSuite } from '../support/workflow-suite';
  * src/workflows/promise-stacks.ts). The SDK's unhandled-rejection handler uses the same lookup to
  * find which run a rejected promise belongs to: when it finds none, it throws on the workflow thread
  * and every run of the worker goes down with it. Here, with the agent's preloaded modules, a run
- * that leaves a rejection unhandled fails its own workflow task, and a run beside it on the same
- * thread finishes.
+ * that leaves a rejection unhandled fails its own workflow task, and a run waiting beside it on the
+ * same thread finishes when told to, afterwards.
  */
 const { suite } = useWorkflowSuite('unhandled-rejection');
 
@@ -31,7 +31,6 @@ test('an unhandled rejection fails the workflow task of its own run; the run bes
     const quiet = await client.workflow.start('waitsQuietly', {
       taskQueue,
       workflowId: `${taskQueue}-quiet`,
-      args: [1500],
     });
     const leaking = await client.workflow.start('leavesRejectionUnhandled', {
       taskQueue,
@@ -46,6 +45,8 @@ test('an unhandled rejection fails the workflow task of its own run; the run bes
       if (failure === undefined) await new Promise((r) => setTimeout(r, 100));
     }
     expect(failure).toMatch(/Unhandled Promise rejection.*left unhandled on purpose/);
+    // The run beside it was waiting on the same thread all along; it is told to finish only now.
+    await quiet.signal('finish');
     expect(await quiet.result()).toBe('quiet run finished');
     await leaking.terminate('test over');
   });
