@@ -121,7 +121,7 @@ async function main(): Promise<void> {
     sampledPeakRssBytes: peak,
     cpuMs: (cpu.user + cpu.system) / 1000,
     ...(mainAtStart !== undefined && mainAtEnd !== undefined ? { mainThreadCpuMs: mainAtEnd - mainAtStart } : {}),
-    ...(threadsAtStop ? { threadCpuMs: byThreadName(threadsAtStart, threadsAtStop) } : {}),
+    ...(threadsAtStop ? { threadCpuMs: cpuByThread(threadsAtStart, threadsAtStop) } : {}),
   });
   process.disconnect?.();
 }
@@ -172,7 +172,7 @@ function threadCpuMs(): Map<string, { name: string; ms: number }> | undefined {
  * the busiest is the workflow thread), the rest summed by name. A thread that ended in between is
  * not counted (the process total still is).
  */
-function byThreadName(
+function cpuByThread(
   start: Map<string, { name: string; ms: number }> | undefined,
   end: Map<string, { name: string; ms: number }>,
 ): Record<string, number> {
