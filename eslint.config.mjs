@@ -16,6 +16,32 @@ const SHARED_BARREL = {
     "Import the shared module itself (e.g. '../../shared/constants'), not the barrel: its re-exports are getters.",
 };
 
+/**
+ * Workflow code is evaluated once per workflow thread and shared by every run on it
+ * (src/workflow-bundle-options.ts, `AGENT_WORKFLOWS_MODULE`): state at module level would be shared
+ * by those runs, and replay would see what another run left there. A run's state lives in the objects
+ * its `agentWorkflow` call creates (docs/contributing.md, "Module state").
+ */
+const MODULE_STATE = 'Module-level state is shared by every run on a workflow thread: keep it in the run.';
+const moduleLevel = (declarator) => [
+  `Program > VariableDeclaration ${declarator}`,
+  `Program > ExportNamedDeclaration > VariableDeclaration ${declarator}`,
+];
+const NO_MODULE_STATE = [
+  ...moduleLevel('').map((at) => ({ selector: `${at.trim()}[kind!='const']`, message: MODULE_STATE })),
+  ...moduleLevel(
+    '> VariableDeclarator > NewExpression.init[callee.name=/^(Map|Set|WeakMap|WeakSet|Array|Object)$/]',
+  ).map((selector) => ({ selector, message: MODULE_STATE })),
+  ...moduleLevel('> VariableDeclarator > ArrayExpression.init[elements.length=0]').map((selector) => ({
+    selector,
+    message: MODULE_STATE,
+  })),
+  ...moduleLevel('> VariableDeclarator > ObjectExpression.init[properties.length=0]').map((selector) => ({
+    selector,
+    message: MODULE_STATE,
+  })),
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -72,6 +98,10 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    files: ['src/workflows/**/*.ts', 'src/shared/**/*.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...NO_MODULE_STATE] },
   },
   {
     // The activities are the worker's hot path too.

@@ -18,7 +18,7 @@ import { createDefaultRegistry } from './tools';
 import { telemetryFromEnv } from './telemetry/from-env';
 import type { Telemetry } from './telemetry/pipeline';
 import { sandboxStatus, stopAllToolProcesses } from './sandbox';
-import { AGENT_WORKFLOW_MODULES, SHARED_WORKFLOW_MODULES } from './workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES, AGENT_WORKFLOW_MODULES_WITH_STACKS } from './workflow-bundle-options';
 import { workerSlots } from './worker-slots';
 import {
   SHUTDOWN_FORCE_MARGIN_MS,
@@ -271,7 +271,7 @@ function workflowsOf(
 ): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle' | 'bundlerOptions'> {
   if (workerOptions?.workflowsPath !== undefined || workerOptions?.workflowBundle !== undefined) return {};
   if (bundle) return { workflowBundle: { codePath: bundle } };
-  const preloadModules = [...(stackTraces ? SHARED_WORKFLOW_MODULES : AGENT_WORKFLOW_MODULES)];
+  const preloadModules = [...(stackTraces ? AGENT_WORKFLOW_MODULES_WITH_STACKS : AGENT_WORKFLOW_MODULES)];
   return {
     workflowsPath: require.resolve('./workflows'),
     bundlerOptions: { ...workerOptions?.bundlerOptions, preloadModules },

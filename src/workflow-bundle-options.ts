@@ -11,15 +11,38 @@
 export const SHARED_WORKFLOW_MODULES: readonly string[] = [require.resolve('./workflows/shared-modules')];
 
 /**
+ * The agent's workflow code itself (src/workflows and every module it imports), preloaded in the
+ * agent's own bundles: evaluated once per workflow thread instead of once per run. Each run used to
+ * evaluate it again and keep its copy: about 380 closures and 160 hidden classes per cached run, which
+ * the workflow isolate's garbage collector marked again and again (docs/benchmarks.md, "Workflow code
+ * evaluated once per thread"). Sharing is safe because the code keeps no per-run state at module
+ * level: a run's state lives in the objects its `agentWorkflow` call creates, and the SDK's own
+ * per-run state in its activator. test/workflow/shared-workflow-modules.test.ts checks this, and
+ * docs/contributing.md ("Module state") holds the rule. The SDK freezes what these modules export,
+ * so they export no value that is changed later (zod schemas are exported as functions:
+ * src/shared/built-once.ts).
+ */
+export const AGENT_WORKFLOWS_MODULE: string = require.resolve('./workflows');
+
+/**
  * The preloaded modules of durable-agent's own workflow bundles (the prebuilt ones, and the one a
- * worker bundles at start): the shared modules above, and `promise-stacks`, which turns off the
- * SDK's per-promise stack collection for the agent's runs (src/workflows/promise-stacks.ts says
- * why and what changes). A bundle that also holds other workflows (the plugin's) preloads only
- * {@link SHARED_WORKFLOW_MODULES}: it would change those workflows' stack traces too.
+ * worker bundles at start): the shared modules above, the agent's workflow code, and
+ * `promise-stacks`, which turns off the SDK's per-promise stack collection for the agent's runs
+ * (src/workflows/promise-stacks.ts says why and what changes). A bundle that also holds other
+ * workflows (the plugin's) preloads only {@link SHARED_WORKFLOW_MODULES}: it would change those
+ * workflows' stack traces too. A worker that keeps the SDK's stacks (`workflowStackTraces`) preloads
+ * {@link AGENT_WORKFLOW_MODULES_WITH_STACKS}.
  */
 export const AGENT_WORKFLOW_MODULES: readonly string[] = [
   ...SHARED_WORKFLOW_MODULES,
+  AGENT_WORKFLOWS_MODULE,
   require.resolve('./workflows/promise-stacks'),
+];
+
+/** {@link AGENT_WORKFLOW_MODULES} without `promise-stacks`: the SDK keeps its stack traces. */
+export const AGENT_WORKFLOW_MODULES_WITH_STACKS: readonly string[] = [
+  ...SHARED_WORKFLOW_MODULES,
+  AGENT_WORKFLOWS_MODULE,
 ];
 
 const INLINE_MAP = '//# sourceMappingURL=data:';

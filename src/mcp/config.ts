@@ -19,7 +19,7 @@ export type ParsedServers = { ok: true; servers: Record<string, McpServerConfig>
 export function parseMcpConfig(raw: unknown, where: string): ParsedServers {
   const obj = raw as { mcpServers?: unknown } | null;
   const servers = typeof obj === 'object' && obj !== null && 'mcpServers' in obj ? obj.mcpServers : raw;
-  const parsed = mcpServersSchema.safeParse(servers);
+  const parsed = mcpServersSchema().safeParse(servers);
   if (!parsed.success) return { ok: false, error: `${where}: ${formatZodError(parsed.error)}` };
   return { ok: true, servers: parsed.data };
 }

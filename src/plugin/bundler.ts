@@ -1,15 +1,17 @@
 import type { BundleOptions } from '@temporalio/worker';
 import * as path from 'node:path';
-import { SHARED_WORKFLOW_MODULES } from '../workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES_WITH_STACKS } from '../workflow-bundle-options';
 
 /**
- * The agent's shared modules (zod) preloaded once per workflow thread, next to the user's own
+ * The agent's workflow code and zod preloaded once per workflow thread, next to the user's own
  * preloaded modules, as the worker's prebuilt bundle does (src/workflow-bundle-options.ts): without
- * it, a bundle made through the plugin evaluates zod again for every run it starts or rebuilds.
+ * it, a bundle made through the plugin evaluates them again for every run it starts or rebuilds, and
+ * each cached run keeps its copy. The stack-trace change of the agent's own bundles is left out: it
+ * would apply to the user's workflows too.
  */
 export function withSharedWorkflowModules(options: BundleOptions): BundleOptions {
   const own = options.preloadModules ?? [];
-  const missing = SHARED_WORKFLOW_MODULES.filter((module) => !own.includes(module));
+  const missing = AGENT_WORKFLOW_MODULES_WITH_STACKS.filter((module) => !own.includes(module));
   return missing.length ? { ...options, preloadModules: [...own, ...missing] } : options;
 }
 

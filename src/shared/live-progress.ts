@@ -65,6 +65,7 @@ export interface LocalProgress {
 }
 
 type LocalListener = (progress: LocalProgress) => void;
+// eslint-disable-next-line no-restricted-syntax -- the process's listeners: activities and the CLI use this module, workflow code does not.
 const localListeners = new Map<string, Set<LocalListener>>();
 
 /** Calls `listener` with every progress of the run's model calls that a worker in this process makes; returns the unwatch. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builtOnce } from './built-once';
+import { onFirstUse } from './built-once';
 import { jsonBytes, utf8Length } from './bounds';
 
 /**
@@ -102,10 +102,12 @@ function buildMcpSchemas() {
   return { mcpStdioServerSchema, mcpHttpServerSchema, mcpServersSchema };
 }
 
-export const { mcpStdioServerSchema, mcpHttpServerSchema, mcpServersSchema } = builtOnce('mcp', buildMcpSchemas);
+const mcpSchemas = onFirstUse('mcp', buildMcpSchemas);
+/** The run input's `mcpServers` (built on first use: src/shared/built-once.ts). */
+export const mcpServersSchema = () => mcpSchemas().mcpServersSchema;
 
-export type McpStdioServer = z.infer<typeof mcpStdioServerSchema>;
-export type McpHttpServer = z.infer<typeof mcpHttpServerSchema>;
+export type McpStdioServer = z.infer<ReturnType<typeof mcpSchemas>['mcpStdioServerSchema']>;
+export type McpHttpServer = z.infer<ReturnType<typeof mcpSchemas>['mcpHttpServerSchema']>;
 export type McpServerConfig = McpStdioServer | McpHttpServer;
 
 /** Where a server's configuration came from: the run (input or `--mcp-config`), the worker's file, the workspace. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builtOnce } from './built-once';
+import { onFirstUse } from './built-once';
 import { jsonBytes } from './bounds';
 
 /**
@@ -30,10 +30,10 @@ function buildOutputSchemaSchema() {
     .refine((schema) => jsonBytes(schema) <= MAX_OUTPUT_SCHEMA_BYTES, {
       message: `outputSchema must be at most ${MAX_OUTPUT_SCHEMA_BYTES} bytes (${MAX_OUTPUT_SCHEMA_BYTES / 1024} KiB) as JSON`,
     });
-  return { outputSchemaSchema };
+  return outputSchemaSchema;
 }
 
-export const { outputSchemaSchema } = builtOnce('output-schema', buildOutputSchemaSchema);
+export const outputSchemaSchema = onFirstUse('output-schema', buildOutputSchemaSchema);
 
 /** Input of the `checkOutput` activity: the schema alone checks the schema; with `text`, the answer too. */
 export interface CheckOutputInput {

@@ -1,6 +1,6 @@
 import type { ActivityOptions } from '@temporalio/common';
 import { z } from 'zod';
-import { builtOnce } from './built-once';
+import { onFirstUse } from './built-once';
 import {
   MODEL_HEARTBEAT_TIMEOUT,
   MODEL_RETRY,
@@ -43,7 +43,7 @@ const attempts = (field: string, { min, max }: { min: number; max: number }) =>
  * (docs/failure-semantics.md). A heartbeat timeout is how long Temporal waits for a lost worker before it retries
  * the call elsewhere; omitted fields keep the defaults in `constants.ts`.
  */
-export const runTimeoutsSchema = builtOnce('run-timeouts', () =>
+export const runTimeoutsSchema = onFirstUse('run-timeouts', () =>
   z.strictObject({
     /** Heartbeat timeout of model calls (default 60 s). */
     modelHeartbeatSeconds: heartbeatSeconds('modelHeartbeatSeconds'),
@@ -56,7 +56,7 @@ export const runTimeoutsSchema = builtOnce('run-timeouts', () =>
   }),
 );
 
-export type RunTimeouts = z.output<typeof runTimeoutsSchema>;
+export type RunTimeouts = z.output<ReturnType<typeof runTimeoutsSchema>>;
 
 /** Options of the model activities (`callModel`, `summarizeRun`) for a run. */
 export function modelActivityOptions(timeouts: RunTimeouts = {}): ActivityOptions {

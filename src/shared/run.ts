@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builtOnce } from './built-once';
+import { onFirstUse } from './built-once';
 import { utf8Length, jsonBytes } from './bounds';
 import {
   DEFAULT_ANTHROPIC_MODEL,
@@ -123,14 +123,15 @@ function buildContinuationSchema() {
     taskCount: count.optional(),
   });
 
-  return { runContinuationSchema };
+  return runContinuationSchema;
 }
 
-export const { runContinuationSchema } = builtOnce('run-continuation', buildContinuationSchema);
+/** The continuation state's schema (built on first use: src/shared/built-once.ts). */
+export const runContinuationSchema = onFirstUse('run-continuation', buildContinuationSchema);
 
 /** Everything a run needs to go on in a fresh execution after continue-as-new. */
 export type RunContinuation = Omit<
-  z.output<typeof runContinuationSchema>,
+  z.output<ReturnType<typeof runContinuationSchema>>,
   'conversation' | 'events' | 'lastStopReason'
 > & {
   conversation: ConversationSnapshot;
@@ -209,7 +210,7 @@ function buildRunInputSchema() {
         .optional(),
       tools: z.array(z.string().min(1)).optional(),
       /** `auto` (default), `none`, or a tool the first model call must call (docs/configuration.md). */
-      toolChoice: toolChoiceSchema.optional(),
+      toolChoice: toolChoiceSchema().optional(),
       contextWindowTokens: z
         .number()
         .int('contextWindowTokens must be a whole number')
@@ -237,11 +238,11 @@ function buildRunInputSchema() {
         })
         .optional(),
       /** MCP servers for this run, in Claude Code's `mcpServers` shape (`run --mcp-config FILE` sets it); docs/mcp.md. */
-      mcpServers: mcpServersSchema.optional(),
+      mcpServers: mcpServersSchema().optional(),
       /** The final answer must be JSON valid against this JSON Schema (docs/output.md). */
-      outputSchema: outputSchemaSchema.optional(),
+      outputSchema: outputSchemaSchema().optional(),
       /** Per-run liveness timeouts and retry bounds of model and tool calls; defaults in constants.ts. */
-      timeouts: runTimeoutsSchema.optional(),
+      timeouts: runTimeoutsSchema().optional(),
       compactAtBytes: z
         .number()
         .int('compactAtBytes must be a whole number')
@@ -255,7 +256,7 @@ function buildRunInputSchema() {
         })
         .optional(),
       /** Named subagents the `task` tool may run (docs/subagents.md), on top of the worker's agent files. */
-      agents: agentsInputSchema.optional(),
+      agents: agentsInputSchema().optional(),
       /** How deep subagents may nest (default DEFAULT_MAX_SUBAGENT_DEPTH, 2); a run at this depth is not offered `task`. */
       maxSubagentDepth: z
         .number()
@@ -264,7 +265,7 @@ function buildRunInputSchema() {
         .max(MAX_SUBAGENT_DEPTH_LIMIT, `maxSubagentDepth must be at most ${MAX_SUBAGENT_DEPTH_LIMIT}`)
         .optional(),
       /** Internal: set by a parent run on the subagents it starts (their depth and agent). */
-      subagent: subagentInputSchema.optional(),
+      subagent: subagentInputSchema().optional(),
       /**
        * Internal: the state a run carries into its next execution after continue-as-new. The workflow
        * accepts it only in an execution that was continued as new, and checks its shape as strictly.
@@ -272,7 +273,7 @@ function buildRunInputSchema() {
       resume: z
         .custom<RunContinuation>()
         .superRefine((value, ctx) => {
-          const checked = runContinuationSchema.safeParse(value);
+          const checked = runContinuationSchema().safeParse(value);
           if (checked.success) return;
           for (const issue of checked.error.issues)
             ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
@@ -316,12 +317,13 @@ function buildRunInputSchema() {
         }
       }
     });
-  return { agentRunInputSchema };
+  return agentRunInputSchema;
 }
 
-export const { agentRunInputSchema } = builtOnce('run-input', buildRunInputSchema);
+/** The run input's schema (built on first use: src/shared/built-once.ts). */
+export const agentRunInputSchema = onFirstUse('run-input', buildRunInputSchema);
 
-export type AgentRunInput = z.input<typeof agentRunInputSchema>;
+export type AgentRunInput = z.input<ReturnType<typeof agentRunInputSchema>>;
 
 /** One line per problem: `maxIterations: maxIterations must be at least 1`. */
 export function formatZodError(error: z.ZodError): string {
@@ -333,14 +335,14 @@ export function formatZodError(error: z.ZodError): string {
 /** Parse run input or return a readable reason. Shared by the CLI and the workflow. */
 export function parseRunInput(
   raw: unknown,
-): { ok: true; input: z.output<typeof agentRunInputSchema> } | { ok: false; error: string } {
+): { ok: true; input: z.output<ReturnType<typeof agentRunInputSchema>> } | { ok: false; error: string } {
   if (isUndecodable(raw)) {
     return {
       ok: false,
       error: `Invalid run input: the input is ${describeUndecodable(raw)}; ${ACCEPTED_ENCODING_HINT}`,
     };
   }
-  const parsed = agentRunInputSchema.safeParse(raw);
+  const parsed = agentRunInputSchema().safeParse(raw);
   if (parsed.success) return { ok: true, input: parsed.data };
   return { ok: false, error: `Invalid run input: ${formatZodError(parsed.error)}` };
 }

@@ -4,7 +4,7 @@
  */
 import { defineSignal } from '@temporalio/workflow';
 import { z } from 'zod';
-import { builtOnce } from './built-once';
+import { onFirstUse } from './built-once';
 import { utf8Length } from './bounds';
 import type { Usage } from './messages';
 import type { PendingApproval } from './run';
@@ -73,7 +73,11 @@ export const MAX_TASK_RESULT_BYTES = 30_000;
 /** Pending approvals one subagent report may carry up to its parent. */
 export const MAX_REPORTED_APPROVALS = 32;
 
-/** What agent names look like: the file name of an agent definition, without `.md`. */
+/**
+ * What agent names look like: the file name of an agent definition, without `.md`. Frozen in a
+ * workflow bundle (src/workflow-bundle-options.ts): use it with `test`, and give zod a copy, since
+ * zod resets a pattern's `lastIndex` before each check.
+ */
 export const AGENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 function buildSubagentSchemas() {
@@ -81,7 +85,10 @@ function buildSubagentSchemas() {
     .string()
     .min(1)
     .max(MAX_AGENT_NAME_CHARS, `an agent name is at most ${MAX_AGENT_NAME_CHARS} characters`)
-    .regex(AGENT_NAME_PATTERN, 'an agent name is letters, digits, ".", "_" and "-", starting with a letter or digit');
+    .regex(
+      new RegExp(AGENT_NAME_PATTERN),
+      'an agent name is letters, digits, ".", "_" and "-", starting with a letter or digit',
+    );
 
   /** Run input `agents`: name → definition, as Claude Code's agent files define them. */
   const agentsInputSchema = z
@@ -112,9 +119,13 @@ function buildSubagentSchemas() {
   return { agentsInputSchema, subagentInputSchema };
 }
 
-export const { agentsInputSchema, subagentInputSchema } = builtOnce('subagents', buildSubagentSchemas);
-export type AgentsInput = z.input<typeof agentsInputSchema>;
-export type SubagentInput = z.input<typeof subagentInputSchema>;
+const subagentSchemas = onFirstUse('subagents', buildSubagentSchemas);
+/** The run input's `agents` (built on first use: src/shared/built-once.ts). */
+export const agentsInputSchema = () => subagentSchemas().agentsInputSchema;
+/** The run input's internal `subagent` (built on first use). */
+export const subagentInputSchema = () => subagentSchemas().subagentInputSchema;
+export type AgentsInput = z.input<ReturnType<typeof agentsInputSchema>>;
+export type SubagentInput = z.input<ReturnType<typeof subagentInputSchema>>;
 
 /**
  * A subagent tells its parent what its tree has spent so far (cumulative) and which approvals wait in

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { builtOnce } from './built-once';
+import { onFirstUse } from './built-once';
 
 /**
  * The run input's `toolChoice`: `auto` (the default: the model decides), `none` (no tool calls:
  * the model answers from the prompt alone), or `{type: 'tool', name}` (the run's first model call
  * must call that tool; later calls are `auto`, so the run can end).
  */
-export const toolChoiceSchema = builtOnce('tool-choice', () =>
+export const toolChoiceSchema = onFirstUse('tool-choice', () =>
   z.union(
     [
       z.enum(['auto', 'none']),
@@ -15,7 +15,7 @@ export const toolChoiceSchema = builtOnce('tool-choice', () =>
     { error: () => `toolChoice must be 'auto', 'none' or {"type": "tool", "name": "<tool>"}` },
   ),
 );
-export type RunToolChoice = z.output<typeof toolChoiceSchema>;
+export type RunToolChoice = z.output<ReturnType<typeof toolChoiceSchema>>;
 
 /** Models that reject a forced tool choice (`any`/`tool`): the 5.5 generation of Claude. */
 export function rejectsForcedToolChoice(model: string): boolean {

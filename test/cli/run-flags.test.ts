@@ -10,7 +10,7 @@ import { RUN_FLAGS, RUN_INPUT_WITHOUT_FLAG, runInputFromFlags, type RunFlagSpec 
 import { agentRunInputSchema, parseRunInput } from '../../src/shared';
 
 const flags: readonly RunFlagSpec[] = RUN_FLAGS;
-const schemaFields = Object.keys(agentRunInputSchema.shape).sort();
+const schemaFields = Object.keys(agentRunInputSchema().shape).sort();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'run-flags-'));
 const files = {
   'output-schema': path.join(dir, 'schema.json'),

@@ -1,12 +1,12 @@
 /**
- * A workflow bundle made through the AgentPlugin preloads the agent's shared modules (zod) once per
+ * A workflow bundle made through the AgentPlugin preloads the agent's workflow code and zod once per
  * workflow thread, as the worker's own bundle does, next to the user's own preloaded modules.
  */
 import { bundleWorkflowCode } from '@temporalio/worker';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AgentPlugin } from '../../src';
-import { SHARED_WORKFLOW_MODULES } from '../../src/workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES_WITH_STACKS } from '../../src/workflow-bundle-options';
 
 jest.setTimeout(120_000);
 
@@ -14,12 +14,12 @@ test("the plugin adds the agent's shared modules to the bundle's preloaded modul
   const plugin = new AgentPlugin({ connectionFromEnv: false });
   const mine = path.join(os.tmpdir(), 'my-preloaded.js');
   const options = plugin.configureBundler({ workflowsPath: __filename, preloadModules: [mine] });
-  expect(options.preloadModules).toEqual([mine, ...SHARED_WORKFLOW_MODULES]);
+  expect(options.preloadModules).toEqual([mine, ...AGENT_WORKFLOW_MODULES_WITH_STACKS]);
   const again = plugin.configureBundler(options);
-  expect(again.preloadModules).toEqual([mine, ...SHARED_WORKFLOW_MODULES]);
+  expect(again.preloadModules).toEqual([mine, ...AGENT_WORKFLOW_MODULES_WITH_STACKS]);
 });
 
-test('a bundle of a user workflows module built with the plugin requires zod in its preload step, not per run', async () => {
+test("a bundle of a user workflows module built with the plugin requires zod and the agent's workflow code in its preload step, not per run", async () => {
   const { code } = await bundleWorkflowCode({
     workflowsPath: path.join(__dirname, 'fixtures', 'user-workflows.ts'),
     plugins: [new AgentPlugin({ connectionFromEnv: false })],
@@ -27,4 +27,5 @@ test('a bundle of a user workflows module built with the plugin requires zod in 
   });
   const preload = /preloadModules = function preloadModules\(\) \{([^}]*)\}/.exec(code)?.[1] ?? '';
   expect(preload).toContain('shared-modules');
+  expect(preload).toContain('src/workflows/index');
 });

@@ -50,7 +50,7 @@ test('names every failure type, exit reason, search attribute and the memo key',
 });
 
 test('lists every run-input field and every CLI command', () => {
-  const fields = Object.keys(agentRunInputSchema.shape).filter((field) => field !== 'resume');
+  const fields = Object.keys(agentRunInputSchema().shape).filter((field) => field !== 'resume');
   const inInputShape = doc.slice(doc.indexOf('**`AgentRunInput`**'), doc.indexOf('**`AgentRunState`**'));
   expect(fields.filter((field) => !new RegExp(`\\b${field}\\??[,} ]`).test(inInputShape))).toEqual([]);
   expect(COMMANDS.map((c) => c.name).filter((name) => !quoted(name))).toEqual([]);

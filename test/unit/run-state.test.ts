@@ -144,7 +144,7 @@ test('a snapshot is a valid continuation, and snapshotting a restored state give
   fc.assert(
     fc.property(carriedState, (c) => {
       const snapshot = stateOf(c).snapshot(c.waiting);
-      const parsed = runContinuationSchema.safeParse(JSON.parse(JSON.stringify(snapshot)));
+      const parsed = runContinuationSchema().safeParse(JSON.parse(JSON.stringify(snapshot)));
       expect(parsed.error?.issues).toBeUndefined();
       expect(RunState.restore(snapshot, fresh).snapshot(c.waiting)).toEqual(snapshot);
     }),
@@ -164,7 +164,7 @@ test('snapshot writes every field of the continuation schema except the subagent
     stopBlocks: 1,
     waiting: { idleDeadline: 5 },
   }).snapshot({ idleDeadline: 5 });
-  const schemaKeys = Object.keys(runContinuationSchema.shape).filter((k) => k !== 'taskCount');
+  const schemaKeys = Object.keys(runContinuationSchema().shape).filter((k) => k !== 'taskCount');
   expect(Object.keys(full).sort()).toEqual(schemaKeys.sort());
 });
 

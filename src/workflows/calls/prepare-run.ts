@@ -97,6 +97,7 @@ export function describeContext(context: RunContext | undefined, mcp?: McpTools)
  * The sources and size part, once per context: the details are rendered on every run event. The
  * only sources changed in place are `mcp_server` entries (`McpTools.carryIn`), which are not part of it.
  */
+// eslint-disable-next-line no-restricted-syntax -- keyed by the run's own context object: no run can reach another's entry.
 const sourcesShown = new WeakMap<RunContext, string>();
 
 function describedSources(context: RunContext): string {
