@@ -26,7 +26,7 @@ import { formatIdleFigure, measureIdle, type IdleFigure } from './idle-figure';
 import { measureSandbox } from './sandbox-figure';
 import { measureSearch } from './search-figure';
 import { formatStream, measureStream } from './stream-figure';
-import { measureThroughput, throughputRounds, throughputShape } from './throughput-figure';
+import { measureThroughput, throughputRounds, throughputShape, throughputSideBySide } from './throughput-figure';
 import { installQuietRuntime } from './workers';
 
 /**
@@ -50,7 +50,9 @@ import { installQuietRuntime } from './workers';
  *                                         about 10 minutes on 2 CPUs
  *   npm run bench -- --out=FILE           where the JSON goes (default bench/results/bench-<time>.json)
  *
- * TEMPORAL_ADDRESS points it at an existing server instead of starting one.
+ * TEMPORAL_ADDRESS points it at an existing server instead of starting one. The throughput figure takes
+ * BENCH_THROUGHPUT (variants), BENCH_THROUGHPUT_SHAPE, BENCH_THROUGHPUT_ROUNDS and
+ * BENCH_THROUGHPUT_SIDE_BY_SIDE (bench/throughput-figure.ts).
  */
 const FIGURES = [
   'history',
@@ -107,6 +109,7 @@ async function main(): Promise<void> {
   if (args.only.has('throughput')) {
     throughputShape();
     throughputRounds();
+    throughputSideBySide();
   }
   const began = performance.now();
   installQuietRuntime();
@@ -256,7 +259,8 @@ function shapeEnv(): string {
   return (
     (shape ? `BENCH_THROUGHPUT_SHAPE=${shape.iterations}x${shape.outputBytes} ` : '') +
     (variants ? `BENCH_THROUGHPUT=${variants.replace(/\s+/g, '')} ` : '') +
-    (rounds > 1 ? `BENCH_THROUGHPUT_ROUNDS=${rounds} ` : '')
+    (rounds > 1 ? `BENCH_THROUGHPUT_ROUNDS=${rounds} ` : '') +
+    (throughputSideBySide() ? 'BENCH_THROUGHPUT_SIDE_BY_SIDE=1 ' : '')
   );
 }
 

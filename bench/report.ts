@@ -136,7 +136,10 @@ function throughputSection(figure: ThroughputFigure): string[] {
   const rounds = figure.rows.some((r) => r.round > 1);
   return [
     `3. Throughput: ${figure.runs} concurrent runs × ${figure.iterations} iterations, ${figure.modelLatencyMs} ms ` +
-      `model latency, ${figure.outputBytes / 1024} KiB tool output, one worker (own process, default options, ${allocatorNote()})`,
+      `model latency, ${figure.outputBytes / 1024} KiB tool output, one worker (own process, default options, ${allocatorNote()})` +
+      (figure.sideBySide
+        ? '; the variants of each round side by side, each with its own worker (server CPU not split)'
+        : ''),
     table([
       [
         'variant',
@@ -204,7 +207,9 @@ function ratioLines(figure: ThroughputFigure): string[] {
   if (median === undefined) return [];
   return [
     `   ours / naive worker CPU per iteration: ${perRound.map((r) => `${r.toFixed(2)}×`).join(', ')}` +
-      (perRound.length > 1 ? ` (median ${median.toFixed(2)}×; rounds alternate which runs first)` : ''),
+      (perRound.length > 1
+        ? ` (median ${median.toFixed(2)}×; ${figure.sideBySide ? 'side by side in each round' : 'rounds alternate which runs first'})`
+        : ''),
   ];
 }
 

@@ -58,6 +58,21 @@ export function throughputRounds(value = process.env.BENCH_THROUGHPUT_ROUNDS): n
   return rounds;
 }
 
+/**
+ * `BENCH_THROUGHPUT_SIDE_BY_SIDE=1`: each round runs the selected variants at the same time, each on
+ * its own worker process and task queue, instead of one after the other. On a shared machine the
+ * speed of the CPU changes by tens of percent from one minute to the next (the server's CPU for the
+ * same work varied 2× within one bench run: docs/benchmarks.md), so variants run one after the
+ * other compare different machines; side by side they share whatever the machine is doing. They
+ * also share its two cores, so the figures are not those of a worker alone.
+ */
+export function throughputSideBySide(value = process.env.BENCH_THROUGHPUT_SIDE_BY_SIDE): boolean {
+  const v = value?.trim() ?? '';
+  if (v === '' || v === '0') return false;
+  if (v === '1') return true;
+  throw new Error(`BENCH_THROUGHPUT_SIDE_BY_SIDE='${value}': expected 1 (side by side) or 0 (one after the other)`);
+}
+
 export interface ThroughputRow {
   label: string;
   /** Which round of `BENCH_THROUGHPUT_ROUNDS` (from 1). */
@@ -89,6 +104,8 @@ export interface ThroughputFigure {
   iterations: number;
   modelLatencyMs: number;
   outputBytes: number;
+  /** The variants of each round ran at the same time (`BENCH_THROUGHPUT_SIDE_BY_SIDE=1`). */
+  sideBySide?: boolean;
   rows: ThroughputRow[];
 }
 
@@ -111,80 +128,103 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
   const only = process.env.BENCH_THROUGHPUT?.split(',');
   const selected = VARIANTS.filter((v) => !only || only.includes(variantKey(v)));
   const rounds = throughputRounds();
-  const schedule = Array.from({ length: rounds }, (_, i) =>
-    (i % 2 === 0 ? selected : [...selected].reverse()).map((variant) => ({ variant, round: i + 1 })),
-  ).flat();
-  for (const { variant, round } of schedule) {
-    const taskQueue = uniqueName(`throughput-${variant.subject}`);
-    const config: WorkerProcessConfig = {
-      address: ctx.address,
-      taskQueue,
-      bundlePath: ctx.bundlePath,
-      subject: variant.subject,
-      eager: variant.eager,
-      latencyMs: MODEL_LATENCY_MS,
-      calls: runs * (ITERATIONS + 1) + 16,
-      workspace: ctx.workspace,
-    };
-    const child = forkBenchWorker(config, { label: variantKey(variant) });
-    try {
-      const ready = await nextMessage(child, 'ready');
-      const serverCpuBefore = await ctx.serverCpuMs();
-      const started = performance.now();
-      const durations: number[] = [];
-      let sample: { workflowId: string; runId: string } | undefined;
-      const outcomes = await Promise.all(
-        Array.from({ length: runs }, async () => {
-          const t0 = performance.now();
-          const handle = await startRun(ctx.client, {
-            subject: variant.subject,
-            taskQueue,
-            iterations: ITERATIONS,
-            outputBytes: OUTPUT_BYTES,
-          });
-          sample ??= { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
-          const settled = await settle(handle, 300_000);
-          durations.push(performance.now() - t0);
-          return settled.ok;
-        }),
-      );
-      const wallMs = performance.now() - started;
-      const serverCpuAfter = await ctx.serverCpuMs();
-      const stopped = await stopChild(child);
-      const completed = outcomes.filter(Boolean).length;
-      const sampled = sample ? (await measureChain(ctx.client, sample.workflowId, sample.runId)).size : undefined;
-      rows.push({
-        ...variant,
-        round,
-        runs,
-        completed,
-        wallMs,
-        iterationsPerSecond: (completed * ITERATIONS) / (wallMs / 1000),
-        runDurationMs: distribution(durations),
-        workerRssAtStartBytes: ready.rssBytes,
-        workerPeakRssBytes: stopped.maxRssBytes,
-        workerCpuMs: stopped.cpuMs,
-        ...(stopped.mainThreadCpuMs !== undefined ? { workerMainThreadCpuMs: stopped.mainThreadCpuMs } : {}),
-        ...(stopped.threadCpuMs ? { workerThreadCpuMs: stopped.threadCpuMs } : {}),
-        ...(serverCpuBefore !== undefined && serverCpuAfter !== undefined
-          ? { serverCpuMs: serverCpuAfter - serverCpuBefore }
-          : {}),
-        ...(sampled
-          ? {
-              sampleRun: {
-                medianScheduleToStartMs: sampled.medianScheduleToStartMs,
-                medianWorkflowTaskScheduleToStartMs: sampled.medianWorkflowTaskScheduleToStartMs,
-              },
-            }
-          : {}),
-      });
-      const of = rounds > 1 ? ` (round ${round}/${rounds})` : '';
-      ctx.log(`throughput: ${variant.label}${of}: ${completed}/${runs} runs in ${(wallMs / 1000).toFixed(1)} s`);
-    } finally {
-      if (child.exitCode === null) child.kill('SIGTERM');
-    }
+  const sideBySide = throughputSideBySide();
+  const shape = { runs, iterations: ITERATIONS, outputBytes: OUTPUT_BYTES, rounds, sideBySide };
+  for (let i = 0; i < rounds; i++) {
+    const order = i % 2 === 0 ? selected : [...selected].reverse();
+    if (sideBySide) rows.push(...(await Promise.all(order.map((variant) => runVariant(ctx, variant, i + 1, shape)))));
+    else for (const variant of order) rows.push(await runVariant(ctx, variant, i + 1, shape));
   }
-  return { runs, iterations: ITERATIONS, modelLatencyMs: MODEL_LATENCY_MS, outputBytes: OUTPUT_BYTES, rows };
+  return {
+    runs,
+    iterations: ITERATIONS,
+    modelLatencyMs: MODEL_LATENCY_MS,
+    outputBytes: OUTPUT_BYTES,
+    ...(sideBySide ? { sideBySide } : {}),
+    rows,
+  };
+}
+
+interface RoundShape {
+  runs: number;
+  iterations: number;
+  outputBytes: number;
+  rounds: number;
+  sideBySide: boolean;
+}
+
+/** One variant's 200 runs on a worker of its own: the row it measured. */
+async function runVariant(
+  ctx: BenchContext,
+  variant: { label: string; subject: Subject; eager: boolean },
+  round: number,
+  shape: RoundShape,
+): Promise<ThroughputRow> {
+  const { runs, iterations, outputBytes } = shape;
+  const taskQueue = uniqueName(`throughput-${variant.subject}`);
+  const config: WorkerProcessConfig = {
+    address: ctx.address,
+    taskQueue,
+    bundlePath: ctx.bundlePath,
+    subject: variant.subject,
+    eager: variant.eager,
+    latencyMs: MODEL_LATENCY_MS,
+    calls: runs * (iterations + 1) + 16,
+    workspace: ctx.workspace,
+  };
+  const child = forkBenchWorker(config, { label: variantKey(variant) });
+  try {
+    const ready = await nextMessage(child, 'ready');
+    // Side by side, the server serves both variants at once: its CPU is not one variant's.
+    const serverCpuBefore = shape.sideBySide ? undefined : await ctx.serverCpuMs();
+    const started = performance.now();
+    const durations: number[] = [];
+    let sample: { workflowId: string; runId: string } | undefined;
+    const outcomes = await Promise.all(
+      Array.from({ length: runs }, async () => {
+        const t0 = performance.now();
+        const handle = await startRun(ctx.client, { subject: variant.subject, taskQueue, iterations, outputBytes });
+        sample ??= { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
+        const settled = await settle(handle, 300_000);
+        durations.push(performance.now() - t0);
+        return settled.ok;
+      }),
+    );
+    const wallMs = performance.now() - started;
+    const serverCpuAfter = shape.sideBySide ? undefined : await ctx.serverCpuMs();
+    const stopped = await stopChild(child);
+    const completed = outcomes.filter(Boolean).length;
+    const sampled = sample ? (await measureChain(ctx.client, sample.workflowId, sample.runId)).size : undefined;
+    const of = shape.rounds > 1 ? ` (round ${round}/${shape.rounds})` : '';
+    ctx.log(`throughput: ${variant.label}${of}: ${completed}/${runs} runs in ${(wallMs / 1000).toFixed(1)} s`);
+    return {
+      ...variant,
+      round,
+      runs,
+      completed,
+      wallMs,
+      iterationsPerSecond: (completed * iterations) / (wallMs / 1000),
+      runDurationMs: distribution(durations),
+      workerRssAtStartBytes: ready.rssBytes,
+      workerPeakRssBytes: stopped.maxRssBytes,
+      workerCpuMs: stopped.cpuMs,
+      ...(stopped.mainThreadCpuMs !== undefined ? { workerMainThreadCpuMs: stopped.mainThreadCpuMs } : {}),
+      ...(stopped.threadCpuMs ? { workerThreadCpuMs: stopped.threadCpuMs } : {}),
+      ...(serverCpuBefore !== undefined && serverCpuAfter !== undefined
+        ? { serverCpuMs: serverCpuAfter - serverCpuBefore }
+        : {}),
+      ...(sampled
+        ? {
+            sampleRun: {
+              medianScheduleToStartMs: sampled.medianScheduleToStartMs,
+              medianWorkflowTaskScheduleToStartMs: sampled.medianWorkflowTaskScheduleToStartMs,
+            },
+          }
+        : {}),
+    };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  }
 }
 
 /**

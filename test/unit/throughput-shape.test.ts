@@ -1,4 +1,10 @@
-import { cpuRatios, throughputRounds, throughputShape, type ThroughputRow } from '../../bench/throughput-figure';
+import {
+  cpuRatios,
+  throughputRounds,
+  throughputShape,
+  throughputSideBySide,
+  type ThroughputRow,
+} from '../../bench/throughput-figure';
 
 /** The throughput bench's run shape (`BENCH_THROUGHPUT_SHAPE`): the default, accepted shapes, refusals that say what is accepted. */
 test('unset or empty: 10 iterations of 1 KiB', () => {
@@ -54,4 +60,15 @@ test("each round's ours/naive CPU per iteration, and their median", () => {
   expect(cpuRatios({ rows: [{ ...row(1, 'naive', 1000), completed: 50 }, row(1, 'ours', 1000)] }).median).toBeCloseTo(
     0.5,
   );
+});
+
+/** `BENCH_THROUGHPUT_SIDE_BY_SIDE`: the variants of a round at the same time, or one after the other. */
+test('side by side: 1 turns it on; unset, empty and 0 leave it off; anything else is refused', () => {
+  expect(throughputSideBySide(undefined)).toBe(false);
+  expect(throughputSideBySide('')).toBe(false);
+  expect(throughputSideBySide('0')).toBe(false);
+  expect(throughputSideBySide(' 1 ')).toBe(true);
+  for (const bad of ['yes', 'true', '2', 'on']) {
+    expect(() => throughputSideBySide(bad)).toThrow(/expected 1 \(side by side\) or 0 \(one after the other\)/);
+  }
 });
