@@ -36,7 +36,7 @@ export function builtOnce<T>(key: string, build: () => T): T {
 
 /**
  * A function returning the value built for `key`, built when it is first called. Modules export
- * their zod schemas this way rather than as values: every workflow module is preloaded
+ * their zod schemas this way rather than as values: the agent's bundles preload its workflow code
  * (src/workflow-bundle-options.ts), and the SDK deep-freezes what a preloaded module exports, which a
  * zod schema does not survive. A function is frozen harmlessly; the schema it returns is built
  * after the freeze, held only by the `built` map.
