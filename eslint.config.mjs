@@ -23,23 +23,33 @@ const SHARED_BARREL = {
  * its `agentWorkflow` call creates (docs/contributing.md, "Module state").
  */
 const MODULE_STATE = 'Module-level state is shared by every run on a workflow thread: keep it in the run.';
-const moduleLevel = (declarator) => [
-  `Program > VariableDeclaration ${declarator}`,
-  `Program > ExportNamedDeclaration > VariableDeclaration ${declarator}`,
+/** A collection made to be filled later: `new Map()` and its kin, `Object.create()`, `[]`, `{}`. */
+const EMPTY_COLLECTIONS = [
+  'NewExpression[callee.name=/^(Map|Set|WeakMap|WeakSet|Array|Object)$/]',
+  "CallExpression[callee.object.name='Object'][callee.property.name='create']",
+  'ArrayExpression[elements.length=0]',
+  'ObjectExpression[properties.length=0]',
+];
+const declarators = [
+  'Program > VariableDeclaration > VariableDeclarator',
+  'Program > ExportNamedDeclaration > VariableDeclaration > VariableDeclarator',
 ];
 const NO_MODULE_STATE = [
-  ...moduleLevel('').map((at) => ({ selector: `${at.trim()}[kind!='const']`, message: MODULE_STATE })),
-  ...moduleLevel(
-    '> VariableDeclarator > NewExpression.init[callee.name=/^(Map|Set|WeakMap|WeakSet|Array|Object)$/]',
-  ).map((selector) => ({ selector, message: MODULE_STATE })),
-  ...moduleLevel('> VariableDeclarator > ArrayExpression.init[elements.length=0]').map((selector) => ({
-    selector,
+  ...['Program > VariableDeclaration', 'Program > ExportNamedDeclaration > VariableDeclaration'].map((at) => ({
+    selector: `${at}[kind!='const']`,
     message: MODULE_STATE,
   })),
-  ...moduleLevel('> VariableDeclarator > ObjectExpression.init[properties.length=0]').map((selector) => ({
-    selector,
-    message: MODULE_STATE,
-  })),
+  // The collection itself, or cast (`[] as T[]`, `new Map() satisfies …`).
+  ...declarators
+    .flatMap((declarator) =>
+      EMPTY_COLLECTIONS.flatMap((collection) => [
+        `${declarator} > ${collection}.init`,
+        `${declarator} > TSAsExpression.init > ${collection}.expression`,
+        `${declarator} > TSSatisfiesExpression.init > ${collection}.expression`,
+      ]),
+    )
+    .map((selector) => ({ selector, message: MODULE_STATE })),
+  { selector: 'PropertyDefinition[static=true]', message: MODULE_STATE },
 ];
 
 export default tseslint.config(

@@ -123,8 +123,10 @@ export async function startBenchServer(
  * workflow as the production bundle does (the same entry, `src/workflows`, and src/workflow-bundle-options.ts:
  * the agent's preloaded modules, a source map without the sources' text); {@link naiveBundleOf} it holds
  * the naive baseline with the SDK's defaults but zod shared, which must not get the agent's own settings
- * (its promise stacks stay on, its map keeps the sources). A run evaluates every workflow module of its
- * bundle, so neither side's runs pay for evaluating the other's code.
+ * (its promise stacks stay on, its map keeps the sources). So the agent's workflow code is evaluated once
+ * per workflow thread, and the naive workflow's module (and the few `@temporalio/workflow` modules it
+ * reaches that the SDK does not already share) once per run, as a bundle with the SDK's defaults does;
+ * neither side's runs pay for evaluating the other's code.
  */
 export async function bundleBenchWorkflows(workDir: string): Promise<string> {
   const file = path.join(workDir, 'bench-workflow-bundle.js');

@@ -2,7 +2,7 @@ import { settle, startRun, uniqueName, type BenchContext } from './context';
 import { measureChain, type ChainSize } from './history';
 import { distribution, median, type Distribution } from './stats';
 import { forkBenchWorker, nextMessage, stopChild } from './worker-child';
-import type { WorkerProcessConfig } from './worker-process';
+import type { WorkerProcessConfig, WorkerProcessMessage } from './worker-process';
 import type { Subject } from './workers';
 
 const MODEL_LATENCY_MS = 100;
@@ -132,7 +132,7 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
   const shape = { runs, iterations: ITERATIONS, outputBytes: OUTPUT_BYTES, rounds, sideBySide };
   for (let i = 0; i < rounds; i++) {
     const order = i % 2 === 0 ? selected : [...selected].reverse();
-    if (sideBySide) rows.push(...(await Promise.all(order.map((variant) => runVariant(ctx, variant, i + 1, shape)))));
+    if (sideBySide) rows.push(...(await sideBySideRound(ctx, order, i + 1, shape)));
     else for (const variant of order) rows.push(await runVariant(ctx, variant, i + 1, shape));
   }
   return {
@@ -153,12 +153,40 @@ interface RoundShape {
   sideBySide: boolean;
 }
 
-/** One variant's 200 runs on a worker of its own: the row it measured. */
+/**
+ * The variants of one round at the same time. Each starts its runs once every worker is ready (or
+ * failed to start), so no variant has the machine to itself at the start; every variant's worker is
+ * stopped before a failure is reported.
+ */
+async function sideBySideRound(
+  ctx: BenchContext,
+  variants: Array<{ label: string; subject: Subject; eager: boolean }>,
+  round: number,
+  shape: RoundShape,
+): Promise<ThroughputRow[]> {
+  let waiting = variants.length;
+  let release!: () => void;
+  const allReady = new Promise<void>((resolve) => (release = resolve));
+  const arrive = () => {
+    if (--waiting === 0) release();
+    return allReady;
+  };
+  const settled = await Promise.allSettled(variants.map((variant) => runVariant(ctx, variant, round, shape, arrive)));
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<ThroughputRow>).value);
+}
+
+/**
+ * One variant's runs (`runs` of them) on a worker of its own: the row it measured. `arrive` (side by
+ * side) is called once, when the worker is ready or failed to start, and the runs start when it resolves.
+ */
 async function runVariant(
   ctx: BenchContext,
   variant: { label: string; subject: Subject; eager: boolean },
   round: number,
   shape: RoundShape,
+  arrive?: () => Promise<void>,
 ): Promise<ThroughputRow> {
   const { runs, iterations, outputBytes } = shape;
   const taskQueue = uniqueName(`throughput-${variant.subject}`);
@@ -174,7 +202,14 @@ async function runVariant(
   };
   const child = forkBenchWorker(config, { label: variantKey(variant) });
   try {
-    const ready = await nextMessage(child, 'ready');
+    let ready: Extract<WorkerProcessMessage, { type: 'ready' }>;
+    try {
+      ready = await nextMessage(child, 'ready');
+    } catch (error) {
+      void arrive?.();
+      throw error;
+    }
+    await arrive?.();
     // Side by side, the server serves both variants at once: its CPU is not one variant's.
     const serverCpuBefore = shape.sideBySide ? undefined : await ctx.serverCpuMs();
     const started = performance.now();

@@ -29,9 +29,9 @@ export const AGENT_WORKFLOWS_MODULE: string = require.resolve('./workflows');
  * worker bundles at start): the shared modules above, the agent's workflow code, and
  * `promise-stacks`, which turns off the SDK's per-promise stack collection for the agent's runs
  * (src/workflows/promise-stacks.ts says why and what changes). A bundle that also holds other
- * workflows (the plugin's) preloads only {@link SHARED_WORKFLOW_MODULES}: it would change those
- * workflows' stack traces too. A worker that keeps the SDK's stacks (`workflowStackTraces`) preloads
- * {@link AGENT_WORKFLOW_MODULES_WITH_STACKS}.
+ * workflows (the plugin's, src/plugin/bundler.ts) and a worker that keeps the SDK's stacks
+ * (`workflowStackTraces`) preload {@link AGENT_WORKFLOW_MODULES_WITH_STACKS}: `promise-stacks` would
+ * change every workflow's stack traces.
  */
 export const AGENT_WORKFLOW_MODULES: readonly string[] = [
   ...SHARED_WORKFLOW_MODULES,

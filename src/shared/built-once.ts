@@ -6,8 +6,9 @@
  * evaluated again for each run the worker starts or rebuilds from history, and each cached run keeps
  * its own copy. Building the schemas was 434 KiB of heap and about 4.5 ms per run (docs/benchmarks.md,
  * "Worker cost"). This module is preloaded in every bundle that holds the agent's workflow
- * (src/workflow-bundle-options.ts: through `shared-modules` in a plugin's bundle, with all of the
- * agent's workflow code in its own bundles), so there is one `built` map per workflow thread; outside
+ * (src/workflow-bundle-options.ts: with the rest of the agent's workflow code in its own bundles and
+ * a plugin's, and through `shared-modules` in the bench's naive one), so there is one `built` map per
+ * workflow thread; outside
  * a workflow bundle (client, CLI, activities) it is an ordinary module, built once per process.
  *
  * The SDK deep-freezes what a preloaded module exports, and a frozen zod schema cannot install the
