@@ -2,7 +2,7 @@ import { settle, startRun, uniqueName, type BenchContext } from './context';
 import { measureChain, type ChainSize } from './history';
 import { distribution, median, type Distribution } from './stats';
 import { forkBenchWorker, nextMessage, stopChild } from './worker-child';
-import type { WorkerProcessConfig, WorkerProcessMessage } from './worker-process';
+import type { WorkerProcessConfig } from './worker-process';
 import type { Subject } from './workers';
 
 const MODEL_LATENCY_MS = 100;
@@ -109,7 +109,13 @@ export interface ThroughputFigure {
   rows: ThroughputRow[];
 }
 
-const VARIANTS: Array<{ label: string; subject: Subject; eager: boolean }> = [
+interface Variant {
+  label: string;
+  subject: Subject;
+  eager: boolean;
+}
+
+const VARIANTS: Variant[] = [
   { label: 'ours · eager dispatch on', subject: 'ours', eager: true },
   { label: 'ours · eager dispatch off', subject: 'ours', eager: false },
   { label: 'naive · eager dispatch on', subject: 'naive', eager: true },
@@ -160,7 +166,7 @@ interface RoundShape {
  */
 async function sideBySideRound(
   ctx: BenchContext,
-  variants: Array<{ label: string; subject: Subject; eager: boolean }>,
+  variants: Variant[],
   round: number,
   shape: RoundShape,
 ): Promise<ThroughputRow[]> {
@@ -183,7 +189,7 @@ async function sideBySideRound(
  */
 async function runVariant(
   ctx: BenchContext,
-  variant: { label: string; subject: Subject; eager: boolean },
+  variant: Variant,
   round: number,
   shape: RoundShape,
   arrive?: () => Promise<void>,
@@ -202,14 +208,9 @@ async function runVariant(
   };
   const child = forkBenchWorker(config, { label: variantKey(variant) });
   try {
-    let ready: Extract<WorkerProcessMessage, { type: 'ready' }>;
-    try {
-      ready = await nextMessage(child, 'ready');
-    } catch (error) {
-      void arrive?.();
-      throw error;
-    }
-    await arrive?.();
+    let allReady: Promise<void> | undefined;
+    const ready = await nextMessage(child, 'ready').finally(() => (allReady = arrive?.()));
+    await allReady;
     // Side by side, the server serves both variants at once: its CPU is not one variant's.
     const serverCpuBefore = shape.sideBySide ? undefined : await ctx.serverCpuMs();
     const started = performance.now();

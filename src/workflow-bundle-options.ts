@@ -24,6 +24,12 @@ export const SHARED_WORKFLOW_MODULES: readonly string[] = [require.resolve('./wo
  */
 export const AGENT_WORKFLOWS_MODULE: string = require.resolve('./workflows');
 
+/** {@link AGENT_WORKFLOW_MODULES} without `promise-stacks`: the SDK keeps its stack traces. */
+export const AGENT_WORKFLOW_MODULES_WITH_STACKS: readonly string[] = [
+  ...SHARED_WORKFLOW_MODULES,
+  AGENT_WORKFLOWS_MODULE,
+];
+
 /**
  * The preloaded modules of durable-agent's own workflow bundles (the prebuilt ones, and the one a
  * worker bundles at start): the shared modules above, the agent's workflow code, and
@@ -34,15 +40,8 @@ export const AGENT_WORKFLOWS_MODULE: string = require.resolve('./workflows');
  * change every workflow's stack traces.
  */
 export const AGENT_WORKFLOW_MODULES: readonly string[] = [
-  ...SHARED_WORKFLOW_MODULES,
-  AGENT_WORKFLOWS_MODULE,
+  ...AGENT_WORKFLOW_MODULES_WITH_STACKS,
   require.resolve('./workflows/promise-stacks'),
-];
-
-/** {@link AGENT_WORKFLOW_MODULES} without `promise-stacks`: the SDK keeps its stack traces. */
-export const AGENT_WORKFLOW_MODULES_WITH_STACKS: readonly string[] = [
-  ...SHARED_WORKFLOW_MODULES,
-  AGENT_WORKFLOWS_MODULE,
 ];
 
 const INLINE_MAP = '//# sourceMappingURL=data:';

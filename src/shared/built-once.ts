@@ -8,8 +8,8 @@
  * "Worker cost"). This module is preloaded in every bundle that holds the agent's workflow
  * (src/workflow-bundle-options.ts: with the rest of the agent's workflow code in its own bundles and
  * a plugin's, and through `shared-modules` in the bench's naive one), so there is one `built` map per
- * workflow thread; outside
- * a workflow bundle (client, CLI, activities) it is an ordinary module, built once per process.
+ * workflow thread; outside a workflow bundle (client, CLI, activities) it is an ordinary module, built
+ * once per process.
  *
  * The SDK deep-freezes what a preloaded module exports, and a frozen zod schema cannot install the
  * methods zod 4 adds on first use. The SDK freezes once, when it creates the thread's context, before
