@@ -1,7 +1,8 @@
 /**
  * The worker's conversation cache (src/activities/conversation-cache.ts): a delta call gets the
  * system prompt kept with its conversation only when the hash the workflow sent matches it, and a
- * tool result sent by reference only when the worker holds that exact content. Pure: no server.
+ * tool result sent by reference only when the worker holds the content the workflow recorded; the
+ * cache counts the bytes it keeps. Pure: no server.
  */
 import { ConversationCache } from '../../src/activities/conversation-cache';
 import { CACHE_MISS_ERROR_TYPE, ROOT_HASH, chainHash, hashString, type ConversationDelta } from '../../src/shared';
@@ -62,24 +63,89 @@ test('a delta call gets the kept system prompt only when its hash matches; a ful
   expect(missOf(() => cache.system(delta, undefined, hashString(SYSTEM)))).toBe(CACHE_MISS_ERROR_TYPE);
 });
 
-test('a tool result by reference resolves only to the content the worker holds', () => {
+test('a tool result by reference resolves only to the content the workflow recorded', () => {
   const cache = new ConversationCache();
   const first = fullLoad('run-1');
   cache.commit('run-1', cache.materialize(first), first.headHash, assistant);
-  cache.putToolResult('run-1', 'toolu_1', { content: 'file text', isError: false });
   const base = chainHash(first.headHash, assistant);
-  const resolved: Message = {
+  const resultOf = (content: string): Message => ({
     role: 'user',
-    content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'file text' }],
-  };
-  const ref = (hash: string): ConversationDelta => ({
+    content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content }],
+  });
+  // The workflow recorded `file text`: the chain it sends ends at that content's hash.
+  const ref: ConversationDelta = {
     id: 'run-1',
     baseLength: 2,
     baseHash: base,
-    delta: [{ role: 'user', content: [{ type: 'tool_result_ref', tool_use_id: 'toolu_1', content_hash: hash }] }],
-    headHash: chainHash(base, resolved),
+    delta: [
+      {
+        role: 'user',
+        content: [{ type: 'tool_result_ref', tool_use_id: 'toolu_1', content_hash: hashString('file text') }],
+      },
+    ],
+    headHash: chainHash(base, resultOf('file text')),
     full: false,
-  });
-  expect(missOf(() => cache.materialize(ref(hashString('other text'))))).toBe(CACHE_MISS_ERROR_TYPE);
-  expect(cache.materialize(ref(hashString('file text')))).toEqual([user, assistant, resolved]);
+  };
+  expect(missOf(() => cache.materialize(ref))).toBe(CACHE_MISS_ERROR_TYPE);
+  // This worker holds another result for the call (an attempt the workflow did not record, say).
+  cache.putToolResult('run-1', 'toolu_1', { content: 'stale text', isError: false });
+  expect(missOf(() => cache.materialize(ref))).toBe(CACHE_MISS_ERROR_TYPE);
+  cache.putToolResult('run-1', 'toolu_1', { content: 'file text', isError: false });
+  expect(cache.materialize(ref)).toEqual([user, assistant, resultOf('file text')]);
+});
+
+test('the cache counts the JSON of the messages it keeps, and the system prompt once', () => {
+  const cache = new ConversationCache();
+  const json = (messages: Message[]) => messages.reduce((n, m) => n + JSON.stringify(m).length, 0);
+  const first = fullLoad('run-1');
+  const loaded = cache.materialize(first);
+  cache.commit('run-1', loaded, first.headHash, assistant, SYSTEM);
+  expect(cache.snapshot().bytes).toBe(json([user, assistant]) + SYSTEM.length);
+
+  // A delta call: the new messages are added to the count, not the whole conversation again.
+  const head = chainHash(first.headHash, assistant);
+  const next: Message = { role: 'user', content: 'more text, longer than the first message' };
+  const delta: ConversationDelta = {
+    id: 'run-1',
+    baseLength: 2,
+    baseHash: head,
+    delta: [next],
+    headHash: chainHash(head, next),
+    full: false,
+  };
+  const second: Message = { role: 'assistant', content: [{ type: 'text', text: 'a second answer' }] };
+  cache.commit('run-1', cache.materialize(delta), delta.headHash, second);
+  expect(cache.snapshot().bytes).toBe(json([user, assistant, next, second]) + SYSTEM.length);
+
+  // A full reload of a conversation the cache holds counts it once, not twice.
+  const reload: ConversationDelta = {
+    id: 'run-1',
+    baseLength: 0,
+    baseHash: ROOT_HASH,
+    delta: [user, assistant, next, second, next],
+    headHash: [user, assistant, next, second, next].reduce((h, m) => chainHash(h, m), ROOT_HASH),
+    full: true,
+  };
+  cache.commit('run-1', cache.materialize(reload), reload.headHash, assistant);
+  expect(cache.snapshot().bytes).toBe(json([user, assistant, next, second, next, assistant]) + SYSTEM.length);
+});
+
+test('a chain link is the hash of the previous value, a bar and the message, as recorded histories have it', () => {
+  // Pinned values were computed by the joined-string form (`hashString(`${previous}|${json}`)`) that every
+  // recorded history and every worker so far used: the chain must not change under them.
+  const messages: Message[] = [
+    user,
+    assistant,
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'naïve 😀 text\n\u0000' }] },
+  ];
+  let previous = ROOT_HASH;
+  for (const message of messages) {
+    const next = chainHash(previous, message);
+    expect(next).toBe(hashString(`${previous}|${JSON.stringify(message)}`));
+    previous = next;
+  }
+  expect(hashString('')).toBe('wvjl67o803');
+  expect(chainHash(ROOT_HASH, user)).toBe('blofm10hyn');
+  expect(hashString('hello')).toBe(hashString('hello', 0));
+  expect(hashString('hello', 1)).not.toBe(hashString('hello'));
 });
