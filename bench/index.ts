@@ -26,7 +26,7 @@ import { formatIdleFigure, measureIdle, type IdleFigure } from './idle-figure';
 import { measureSandbox } from './sandbox-figure';
 import { measureSearch } from './search-figure';
 import { formatStream, measureStream } from './stream-figure';
-import { measureThroughput, throughputRounds, throughputShape, throughputSideBySide } from './throughput-figure';
+import { measureThroughput, throughputRounds, throughputShape, throughputSideBySide, throughputWarmup } from './throughput-figure';
 import { installQuietRuntime } from './workers';
 
 /**
@@ -51,8 +51,8 @@ import { installQuietRuntime } from './workers';
  *   npm run bench -- --out=FILE           where the JSON goes (default bench/results/bench-<time>.json)
  *
  * TEMPORAL_ADDRESS points it at an existing server instead of starting one. The throughput figure takes
- * BENCH_THROUGHPUT (variants), BENCH_THROUGHPUT_SHAPE, BENCH_THROUGHPUT_ROUNDS and
- * BENCH_THROUGHPUT_SIDE_BY_SIDE (bench/throughput-figure.ts).
+ * BENCH_THROUGHPUT (variants), BENCH_THROUGHPUT_SHAPE, BENCH_THROUGHPUT_ROUNDS,
+ * BENCH_THROUGHPUT_SIDE_BY_SIDE and BENCH_THROUGHPUT_WARMUP (bench/throughput-figure.ts).
  */
 const FIGURES = [
   'history',
@@ -110,6 +110,7 @@ async function main(): Promise<void> {
     throughputShape();
     throughputRounds();
     throughputSideBySide();
+    throughputWarmup(args.quick);
   }
   const began = performance.now();
   installQuietRuntime();
@@ -260,7 +261,8 @@ function shapeEnv(): string {
     (shape ? `BENCH_THROUGHPUT_SHAPE=${shape.iterations}x${shape.outputBytes} ` : '') +
     (variants ? `BENCH_THROUGHPUT=${variants.replace(/\s+/g, '')} ` : '') +
     (rounds > 1 ? `BENCH_THROUGHPUT_ROUNDS=${rounds} ` : '') +
-    (throughputSideBySide() ? 'BENCH_THROUGHPUT_SIDE_BY_SIDE=1 ' : '')
+    (throughputSideBySide() ? 'BENCH_THROUGHPUT_SIDE_BY_SIDE=1 ' : '') +
+    (process.env.BENCH_THROUGHPUT_WARMUP?.trim() ? `BENCH_THROUGHPUT_WARMUP=${throughputWarmup(false)} ` : '')
   );
 }
 

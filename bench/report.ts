@@ -139,7 +139,10 @@ function throughputSection(figure: ThroughputFigure): string[] {
       `model latency, ${figure.outputBytes / 1024} KiB tool output, one worker (own process, default options, ${allocatorNote()})` +
       (figure.sideBySide
         ? '; the variants of each round side by side, each with its own worker (server CPU not split)'
-        : ''),
+        : '') +
+      (figure.warmupRuns
+        ? `; CPU measured after ${figure.warmupRuns} warm-up runs on each worker (BENCH_THROUGHPUT_WARMUP=0: from a cold start)`
+        : '; CPU measured from a cold start (no warm-up runs)'),
     table([
       [
         'variant',
@@ -179,8 +182,22 @@ function throughputSection(figure: ThroughputFigure): string[] {
       'Temporal server per iteration; dispatch: median ' +
       'scheduled→started of activities / workflow tasks in the first run started.',
     ...threadLines(figure),
+    ...warmupLines(figure),
     ...ratioLines(figure),
   ];
+}
+
+/** Each row's warm-up: its CPU per iteration from the worker's start, JIT compilation included. */
+function warmupLines(figure: ThroughputFigure): string[] {
+  const rows = figure.rows.filter((r) => r.warmupCpuMs !== undefined && r.warmupRuns);
+  if (!rows.length) return [];
+  const rounds = new Set(figure.rows.map((r) => r.round)).size > 1;
+  const parts = rows.map(
+    (r) =>
+      `${rounds ? `${r.label} (round ${r.round})` : r.label} ` +
+      `${((r.warmupCpuMs ?? 0) / ((r.warmupRuns ?? 1) * figure.iterations)).toFixed(2)}`,
+  );
+  return [`   warm-up worker CPU, ms/it (cold start, JIT included): ${parts.join(', ')}`];
 }
 
 /**

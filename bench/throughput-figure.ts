@@ -1,7 +1,7 @@
 import { settle, startRun, uniqueName, type BenchContext } from './context';
 import { measureChain, type ChainSize } from './history';
 import { distribution, median, type Distribution } from './stats';
-import { forkBenchWorker, nextMessage, stopChild } from './worker-child';
+import { forkBenchWorker, markChild, nextMessage, stopChild } from './worker-child';
 import type { WorkerProcessConfig } from './worker-process';
 import type { Subject } from './workers';
 
@@ -73,6 +73,22 @@ export function throughputSideBySide(value = process.env.BENCH_THROUGHPUT_SIDE_B
   throw new Error(`BENCH_THROUGHPUT_SIDE_BY_SIDE='${value}': expected 1 (side by side) or 0 (one after the other)`);
 }
 
+/**
+ * `BENCH_THROUGHPUT_WARMUP`: runs each worker completes before the measured ones (0-1000; default
+ * 100, 20 with `--quick`), of the same shape and as many at once. The CPU figures count from the end
+ * of the warm-up: V8 compiles the hot code of both loops in their first seconds (2.7-3.0 s of
+ * compiler threads in a cold 200-run round, a tenth of the worker's CPU), a cost a long-lived worker
+ * pays once. The warm-up's own CPU is kept in the row (`warmupCpuMs`); 0 measures from a cold start.
+ */
+export function throughputWarmup(quick: boolean, value = process.env.BENCH_THROUGHPUT_WARMUP): number {
+  if (value === undefined || value.trim() === '') return quick ? 20 : 100;
+  const runs = Number(value.trim());
+  if (!Number.isInteger(runs) || runs < 0 || runs > 1000) {
+    throw new Error(`BENCH_THROUGHPUT_WARMUP='${value}': expected a whole number of warm-up runs from 0 to 1000`);
+  }
+  return runs;
+}
+
 export interface ThroughputRow {
   label: string;
   /** Which round of `BENCH_THROUGHPUT_ROUNDS` (from 1). */
@@ -88,7 +104,11 @@ export interface ThroughputRow {
   /** The worker process's RSS when ready, and its high-water mark (kernel ru_maxrss). */
   workerRssAtStartBytes: number;
   workerPeakRssBytes: number;
+  /** The worker's CPU over the measured runs (after the warm-up). */
   workerCpuMs: number;
+  /** Runs completed before the measured ones, and the CPU they took from the worker's start (JIT warm-up included). */
+  warmupRuns?: number;
+  warmupCpuMs?: number;
   /** The worker's main thread's share of `workerCpuMs` (Linux only). */
   workerMainThreadCpuMs?: number;
   /** The worker's CPU by thread name (Linux only): where the rest of `workerCpuMs` went. */
@@ -106,6 +126,8 @@ export interface ThroughputFigure {
   outputBytes: number;
   /** The variants of each round ran at the same time (`BENCH_THROUGHPUT_SIDE_BY_SIDE=1`). */
   sideBySide?: boolean;
+  /** Runs each worker completed before the measured `runs` (`BENCH_THROUGHPUT_WARMUP`). */
+  warmupRuns?: number;
   rows: ThroughputRow[];
 }
 
@@ -135,7 +157,8 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
   const selected = VARIANTS.filter((v) => !only || only.includes(variantKey(v)));
   const rounds = throughputRounds();
   const sideBySide = throughputSideBySide();
-  const shape = { runs, iterations: ITERATIONS, outputBytes: OUTPUT_BYTES, rounds, sideBySide };
+  const warmup = throughputWarmup(ctx.quick);
+  const shape = { runs, warmup, iterations: ITERATIONS, outputBytes: OUTPUT_BYTES, rounds, sideBySide };
   for (let i = 0; i < rounds; i++) {
     const order = i % 2 === 0 ? selected : [...selected].reverse();
     if (sideBySide) rows.push(...(await sideBySideRound(ctx, order, i + 1, shape)));
@@ -147,12 +170,14 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
     modelLatencyMs: MODEL_LATENCY_MS,
     outputBytes: OUTPUT_BYTES,
     ...(sideBySide ? { sideBySide } : {}),
+    ...(warmup ? { warmupRuns: warmup } : {}),
     rows,
   };
 }
 
 interface RoundShape {
   runs: number;
+  warmup: number;
   iterations: number;
   outputBytes: number;
   rounds: number;
@@ -160,9 +185,9 @@ interface RoundShape {
 }
 
 /**
- * The variants of one round at the same time. Each starts its runs once every worker is ready (or
- * failed to start), so no variant has the machine to itself at the start; every variant's worker is
- * stopped before a failure is reported.
+ * The variants of one round at the same time. Each starts its warm-up once every worker is ready (or
+ * failed to start), and its measured runs once every warm-up is over (or failed), so no variant has
+ * the machine to itself; every variant's worker is stopped before a failure is reported.
  */
 async function sideBySideRound(
   ctx: BenchContext,
@@ -170,31 +195,44 @@ async function sideBySideRound(
   round: number,
   shape: RoundShape,
 ): Promise<ThroughputRow[]> {
-  let waiting = variants.length;
-  let release!: () => void;
-  const allReady = new Promise<void>((resolve) => (release = resolve));
-  const arrive = () => {
-    if (--waiting === 0) release();
-    return allReady;
-  };
-  const settled = await Promise.allSettled(variants.map((variant) => runVariant(ctx, variant, round, shape, arrive)));
+  const phases: Phases = { ready: barrier(variants.length), warm: barrier(variants.length) };
+  const settled = await Promise.allSettled(variants.map((variant) => runVariant(ctx, variant, round, shape, phases)));
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;
   return settled.map((s) => (s as PromiseFulfilledResult<ThroughputRow>).value);
 }
 
+/** Where the variants of a side-by-side round wait for each other: each calls `arrive` once. */
+interface Phases {
+  /** Every worker is ready (or failed to start): the warm-ups start. */
+  ready: () => Promise<void>;
+  /** Every warm-up is over (or failed): the measured runs start. */
+  warm: () => Promise<void>;
+}
+
+/** A barrier for `parties`: each call counts one arrival; all of them resolve once the last arrives. */
+function barrier(parties: number): () => Promise<void> {
+  let waiting = parties;
+  let release!: () => void;
+  const all = new Promise<void>((resolve) => (release = resolve));
+  return () => {
+    if (--waiting <= 0) release();
+    return all;
+  };
+}
+
 /**
- * One variant's runs (`runs` of them) on a worker of its own: the row it measured. `arrive` (side by
- * side) is called once, when the worker is ready or failed to start, and the runs start when it resolves.
+ * One variant's runs on a worker of its own: `warmup` runs, then the `runs` it measures, as many at
+ * once; the row it measured. `phases` (side by side) hold each phase until every variant reached it.
  */
 async function runVariant(
   ctx: BenchContext,
   variant: Variant,
   round: number,
   shape: RoundShape,
-  arrive?: () => Promise<void>,
+  phases?: Phases,
 ): Promise<ThroughputRow> {
-  const { runs, iterations, outputBytes } = shape;
+  const { runs, warmup, iterations, outputBytes } = shape;
   const taskQueue = uniqueName(`throughput-${variant.subject}`);
   const config: WorkerProcessConfig = {
     address: ctx.address,
@@ -203,14 +241,17 @@ async function runVariant(
     subject: variant.subject,
     eager: variant.eager,
     latencyMs: MODEL_LATENCY_MS,
-    calls: runs * (iterations + 1) + 16,
+    calls: (warmup + runs) * (iterations + 1) + 16,
     workspace: ctx.workspace,
   };
   const child = forkBenchWorker(config, { label: variantKey(variant) });
   try {
     let allReady: Promise<void> | undefined;
-    const ready = await nextMessage(child, 'ready').finally(() => (allReady = arrive?.()));
+    const ready = await nextMessage(child, 'ready').finally(() => (allReady = phases?.ready()));
     await allReady;
+    let warmed: Promise<void> | undefined;
+    const warmupCpuMs = await warmUp(ctx, child, taskQueue, variant, shape).finally(() => (warmed = phases?.warm()));
+    await warmed;
     // Side by side, the server serves both variants at once: its CPU is not one variant's.
     const serverCpuBefore = shape.sideBySide ? undefined : await ctx.serverCpuMs();
     const started = performance.now();
@@ -244,6 +285,7 @@ async function runVariant(
       workerRssAtStartBytes: ready.rssBytes,
       workerPeakRssBytes: stopped.maxRssBytes,
       workerCpuMs: stopped.cpuMs,
+      ...(warmupCpuMs !== undefined ? { warmupRuns: warmup, warmupCpuMs } : {}),
       ...(stopped.mainThreadCpuMs !== undefined ? { workerMainThreadCpuMs: stopped.mainThreadCpuMs } : {}),
       ...(stopped.threadCpuMs ? { workerThreadCpuMs: stopped.threadCpuMs } : {}),
       ...(serverCpuBefore !== undefined && serverCpuAfter !== undefined
@@ -261,6 +303,30 @@ async function runVariant(
   } finally {
     if (child.exitCode === null) child.kill('SIGTERM');
   }
+}
+
+/**
+ * The warm-up: `shape.warmup` runs at once, each of which must complete; then the worker measures
+ * from zero. Returns the CPU the worker spent until then, or undefined without a warm-up.
+ */
+async function warmUp(
+  ctx: BenchContext,
+  child: ReturnType<typeof forkBenchWorker>,
+  taskQueue: string,
+  variant: Variant,
+  shape: RoundShape,
+): Promise<number | undefined> {
+  if (shape.warmup === 0) return undefined;
+  const { iterations, outputBytes } = shape;
+  const outcomes = await Promise.all(
+    Array.from({ length: shape.warmup }, async () => {
+      const handle = await startRun(ctx.client, { subject: variant.subject, taskQueue, iterations, outputBytes });
+      return (await settle(handle, 300_000)).ok;
+    }),
+  );
+  const failed = outcomes.filter((ok) => !ok).length;
+  if (failed) throw new Error(`throughput: ${failed} of ${shape.warmup} warm-up runs of ${variant.label} failed`);
+  return (await markChild(child)).cpuMs;
 }
 
 /**

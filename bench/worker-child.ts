@@ -84,6 +84,13 @@ export async function measureChild(child: ChildProcess): Promise<Extract<WorkerP
   return reply;
 }
 
+/** Tells the child to measure CPU from now on; returns the CPU it spent before (its warm-up). */
+export async function markChild(child: ChildProcess): Promise<Extract<WorkerProcessMessage, { type: 'marked' }>> {
+  const reply = nextMessage(child, 'marked');
+  child.send({ type: 'mark' });
+  return reply;
+}
+
 /**
  * Tells the child to stop and returns its final figures once it has exited (a profile written by
  * `--cpu-prof` needs the process to exit on its own), or after 15 s, killing it then.

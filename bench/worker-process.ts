@@ -9,8 +9,9 @@ import { createBenchWorker, installQuietRuntime, type BenchWorker, type Subject 
 /**
  * A bench worker in its own process, so its memory is measured alone (throughput, idle sessions,
  * query latency). Started by the bench with `fork`, configured by a JSON argument; it reports
- * `ready`, answers `measure` with its memory and cache, runs until told to `stop`, then reports its
- * peak RSS and CPU time and exits.
+ * `ready`, answers `measure` with its memory and cache, answers `mark` with the CPU it spent so far
+ * and measures CPU from then on (a warm-up before it), runs until told to `stop`, then reports its
+ * peak RSS and CPU time (since `ready`, or since the last `mark`) and exits.
  */
 export interface WorkerProcessConfig {
   address: string;
@@ -56,6 +57,8 @@ export interface WorkerMemory {
 export type WorkerProcessMessage =
   | { type: 'ready'; rssBytes: number }
   | ({ type: 'memory' } & WorkerMemory)
+  /** The CPU spent from `ready` to the `mark` (a warm-up); `stopped` counts from the mark on. */
+  | { type: 'marked'; cpuMs: number }
   | {
       type: 'stopped';
       maxRssBytes: number;
@@ -95,9 +98,9 @@ async function main(): Promise<void> {
     eager: config.eager,
     ...(config.workerOptions ? { workerOptions: config.workerOptions } : {}),
   });
-  const cpuAtStart = process.cpuUsage();
-  const mainAtStart = mainThreadCpuMs();
-  const threadsAtStart = threadCpuMs();
+  let cpuAtStart = process.cpuUsage();
+  let mainAtStart = mainThreadCpuMs();
+  let threadsAtStart = threadCpuMs();
   // Read when asked to stop: shutting down ends the workflow threads, and a thread's time goes with it.
   let threadsAtStop: ReturnType<typeof threadCpuMs>;
   process.on('message', (message: { type?: string }) => {
@@ -106,6 +109,13 @@ async function main(): Promise<void> {
       worker.shutdown();
     }
     if (message.type === 'measure') send({ type: 'memory', ...measure(worker) });
+    if (message.type === 'mark') {
+      const spent = process.cpuUsage(cpuAtStart);
+      cpuAtStart = process.cpuUsage();
+      mainAtStart = mainThreadCpuMs();
+      threadsAtStart = threadCpuMs();
+      send({ type: 'marked', cpuMs: (spent.user + spent.system) / 1000 });
+    }
   });
   const running = worker.run();
   send({ type: 'ready', rssBytes: process.memoryUsage.rss() });

@@ -3,6 +3,7 @@ import {
   throughputRounds,
   throughputShape,
   throughputSideBySide,
+  throughputWarmup,
   type ThroughputRow,
 } from '../../bench/throughput-figure';
 
@@ -70,5 +71,16 @@ test('side by side: 1 turns it on; unset, empty and 0 leave it off; anything els
   expect(throughputSideBySide(' 1 ')).toBe(true);
   for (const bad of ['yes', 'true', '2', 'on']) {
     expect(() => throughputSideBySide(bad)).toThrow(/expected 1 \(side by side\) or 0 \(one after the other\)/);
+  }
+});
+
+/** `BENCH_THROUGHPUT_WARMUP`: runs each worker completes before the measured ones. */
+test('warm-up: unset or empty is 100 runs (20 with --quick); 0-1000 accepted; anything else refused with the range', () => {
+  expect(throughputWarmup(false, undefined)).toBe(100);
+  expect(throughputWarmup(true, ' ')).toBe(20);
+  expect(throughputWarmup(true, '0')).toBe(0);
+  expect(throughputWarmup(false, ' 250 ')).toBe(250);
+  for (const bad of ['-1', '1001', '2.5', 'some', '1e1x']) {
+    expect(() => throughputWarmup(false, bad)).toThrow(/expected a whole number of warm-up runs from 0 to 1000/);
   }
 });
