@@ -26,7 +26,13 @@ import { formatIdleFigure, measureIdle, type IdleFigure } from './idle-figure';
 import { measureSandbox } from './sandbox-figure';
 import { measureSearch } from './search-figure';
 import { formatStream, measureStream } from './stream-figure';
-import { measureThroughput, throughputRounds, throughputShape, throughputSideBySide, throughputWarmup } from './throughput-figure';
+import {
+  measureThroughput,
+  throughputRounds,
+  throughputShape,
+  throughputSideBySide,
+  throughputWarmup,
+} from './throughput-figure';
 import { installQuietRuntime } from './workers';
 
 /**

@@ -119,8 +119,7 @@ export class ConversationCache {
     const previous = this.conversations.get(id);
     const json = JSON.stringify(assistant);
     const kept = system ?? previous?.system;
-    const added =
-      json.length + this.estimateAdded(previous, messages) + (previous?.system ? 0 : (kept?.length ?? 0));
+    const added = json.length + this.estimateAdded(previous, messages) + (previous?.system ? 0 : (kept?.length ?? 0));
     const entry: CachedConversation = {
       messages: [...messages, assistant],
       hash: chainHash(headHash, assistant, json),
