@@ -141,7 +141,8 @@ function throughputSection(figure: ThroughputFigure): string[] {
         ? '; the variants of each round side by side, each with its own worker (server CPU not split)'
         : '') +
       (figure.warmupRuns
-        ? `; CPU measured after ${figure.warmupRuns} warm-up runs on each worker (BENCH_THROUGHPUT_WARMUP=0: from a cold start)`
+        ? `; CPU measured after ${figure.warmupRuns} warm-up runs on each worker (BENCH_THROUGHPUT_WARMUP=0: from a cold start), ` +
+          'peak RSS over both'
         : '; CPU measured from a cold start (no warm-up runs)'),
     table([
       [

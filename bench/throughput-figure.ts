@@ -106,7 +106,10 @@ export interface ThroughputRow {
   workerPeakRssBytes: number;
   /** The worker's CPU over the measured runs (after the warm-up). */
   workerCpuMs: number;
-  /** Runs completed before the measured ones, and the CPU they took from the worker's start (JIT warm-up included). */
+  /**
+   * Runs completed before the measured ones, and the CPU the worker took from `ready` until the
+   * measured runs started (JIT warm-up included; the worker's creation and bundle load are not).
+   */
   warmupRuns?: number;
   warmupCpuMs?: number;
   /** The worker's main thread's share of `workerCpuMs` (Linux only). */
@@ -244,14 +247,21 @@ async function runVariant(
     calls: (warmup + runs) * (iterations + 1) + 16,
     workspace: ctx.workspace,
   };
-  const child = forkBenchWorker(config, { label: variantKey(variant) });
+  // Side by side, this variant arrives at each barrier exactly once, failing or not, so the other
+  // variant is never held waiting for it (and its worker is stopped by its own `finally`).
+  let allReady: Promise<void> | undefined;
+  let allWarm: Promise<void> | undefined;
+  const arriveReady = () => void (allReady ??= phases?.ready() ?? Promise.resolve());
+  const arriveWarm = () => void (allWarm ??= phases?.warm() ?? Promise.resolve());
+  let child: ReturnType<typeof forkBenchWorker> | undefined;
   try {
-    let allReady: Promise<void> | undefined;
-    const ready = await nextMessage(child, 'ready').finally(() => (allReady = phases?.ready()));
+    child = forkBenchWorker(config, { label: variantKey(variant) });
+    const ready = await nextMessage(child, 'ready').finally(arriveReady);
     await allReady;
-    let warmed: Promise<void> | undefined;
-    const warmupCpuMs = await warmUp(ctx, child, taskQueue, variant, shape).finally(() => (warmed = phases?.warm()));
-    await warmed;
+    await warmUp(ctx, taskQueue, variant, shape).finally(arriveWarm);
+    await allWarm;
+    // CPU counts from here: the warm-up, and any wait for the other variant, stay out of the figures.
+    const warmupCpuMs = (await markChild(child)).cpuMs;
     // Side by side, the server serves both variants at once: its CPU is not one variant's.
     const serverCpuBefore = shape.sideBySide ? undefined : await ctx.serverCpuMs();
     const started = performance.now();
@@ -285,7 +295,7 @@ async function runVariant(
       workerRssAtStartBytes: ready.rssBytes,
       workerPeakRssBytes: stopped.maxRssBytes,
       workerCpuMs: stopped.cpuMs,
-      ...(warmupCpuMs !== undefined ? { warmupRuns: warmup, warmupCpuMs } : {}),
+      ...(warmup > 0 ? { warmupRuns: warmup, warmupCpuMs } : {}),
       ...(stopped.mainThreadCpuMs !== undefined ? { workerMainThreadCpuMs: stopped.mainThreadCpuMs } : {}),
       ...(stopped.threadCpuMs ? { workerThreadCpuMs: stopped.threadCpuMs } : {}),
       ...(serverCpuBefore !== undefined && serverCpuAfter !== undefined
@@ -301,22 +311,15 @@ async function runVariant(
         : {}),
     };
   } finally {
-    if (child.exitCode === null) child.kill('SIGTERM');
+    arriveReady();
+    arriveWarm();
+    if (child && child.exitCode === null) child.kill('SIGTERM');
   }
 }
 
-/**
- * The warm-up: `shape.warmup` runs at once, each of which must complete; then the worker measures
- * from zero. Returns the CPU the worker spent until then, or undefined without a warm-up.
- */
-async function warmUp(
-  ctx: BenchContext,
-  child: ReturnType<typeof forkBenchWorker>,
-  taskQueue: string,
-  variant: Variant,
-  shape: RoundShape,
-): Promise<number | undefined> {
-  if (shape.warmup === 0) return undefined;
+/** The warm-up: `shape.warmup` runs at once (none when 0), each of which must complete. */
+async function warmUp(ctx: BenchContext, taskQueue: string, variant: Variant, shape: RoundShape): Promise<void> {
+  if (shape.warmup === 0) return;
   const { iterations, outputBytes } = shape;
   const outcomes = await Promise.all(
     Array.from({ length: shape.warmup }, async () => {
@@ -326,7 +329,6 @@ async function warmUp(
   );
   const failed = outcomes.filter((ok) => !ok).length;
   if (failed) throw new Error(`throughput: ${failed} of ${shape.warmup} warm-up runs of ${variant.label} failed`);
-  return (await markChild(child)).cpuMs;
 }
 
 /**

@@ -86,8 +86,11 @@ export async function measureChild(child: ChildProcess): Promise<Extract<WorkerP
 
 /** Tells the child to measure CPU from now on; returns the CPU it spent before (its warm-up). */
 export async function markChild(child: ChildProcess): Promise<Extract<WorkerProcessMessage, { type: 'marked' }>> {
+  if (!child.connected) throw new Error(`the bench worker process exited (code ${child.exitCode}) before 'marked'`);
   const reply = nextMessage(child, 'marked');
-  child.send({ type: 'mark' });
+  child.send({ type: 'mark' }, (err) => {
+    if (err) child.kill('SIGTERM');
+  });
   return reply;
 }
 

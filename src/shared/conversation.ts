@@ -65,6 +65,10 @@ export interface ToolResultRef {
   type: 'tool_result_ref';
   tool_use_id: string;
   is_error?: boolean;
+  /**
+   * The content's `hashString`. The worker does not check it (the chain covers the content); the
+   * transcript rebuild (`src/cli/transcript/rebuild.ts`) finds the result's text by it.
+   */
   content_hash: string;
 }
 
