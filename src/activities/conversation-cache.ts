@@ -44,8 +44,6 @@ export class ConversationCache {
   private readonly conversations = new Map<string, CachedConversation>();
   private readonly toolResults = new Map<string, CachedToolResult>();
   private readonly resolvedKeys = new Map<string, string[]>();
-  /** A delta's messages' JSON length, measured while chaining them, for `commit`'s size estimate. */
-  private readonly deltaChars = new WeakMap<Message[], { from: number; chars: number }>();
   private bytes = 0;
   private readonly maxConversations: number;
   private readonly maxBytes: number;
@@ -81,19 +79,13 @@ export class ConversationCache {
       this.touch(ref.id, cached);
     }
     let hash = ref.full ? ROOT_HASH : ref.baseHash;
-    let chars = 0;
     const messages = base.slice();
     for (const wire of ref.delta) {
       const message = this.resolveMessage(ref, wire);
-      const json = JSON.stringify(message);
-      chars += json.length;
-      hash = chainHash(hash, message, json);
+      hash = chainHash(hash, message);
       messages.push(message);
     }
-    // The chain covers every resolved tool result's content: a result this worker holds that is not
-    // the one the workflow recorded fails here.
     if (hash !== ref.headHash) throw miss(ref, 'the rebuilt conversation does not match the workflow’s');
-    this.deltaChars.set(messages, { from: base.length, chars });
     return messages;
   }
 
@@ -119,7 +111,7 @@ export class ConversationCache {
     const previous = this.conversations.get(id);
     const json = JSON.stringify(assistant);
     const kept = system ?? previous?.system;
-    const added = json.length + this.estimateAdded(previous, messages) + (previous?.system ? 0 : (kept?.length ?? 0));
+    const added = json.length + estimateAdded(previous, messages) + (previous?.system ? 0 : (kept?.length ?? 0));
     const entry: CachedConversation = {
       messages: [...messages, assistant],
       hash: chainHash(headHash, assistant, json),
@@ -159,8 +151,9 @@ export class ConversationCache {
       const r = block as Extract<WireBlock, { type: 'tool_result_ref' }>;
       const key = toolKey(ref.id, r.tool_use_id);
       const cached = this.toolResults.get(key);
-      // Its `content_hash` is not checked: the chain check in `materialize` covers the content.
-      if (!cached) throw miss(ref, `this worker holds no result for tool call ${r.tool_use_id}`);
+      if (!cached || hashString(cached.content) !== r.content_hash) {
+        throw miss(ref, `this worker holds no result for tool call ${r.tool_use_id}`);
+      }
       resolved ??= wire.content.slice() as ContentBlock[];
       resolved[i] = toolResultBlock(r.tool_use_id, cached.content, r.is_error === true);
       // Released at commit, once the result lives in the cached conversation; a retried call
@@ -168,19 +161,6 @@ export class ConversationCache {
       this.resolvedKeys.set(ref.id, [...(this.resolvedKeys.get(ref.id) ?? []), key]);
     });
     return { role: wire.role, content: resolved ?? (wire.content as ContentBlock[]) } satisfies Message;
-  }
-
-  /**
-   * Bytes the new messages add over the cached prefix (or all of them after a reload): measured
-   * by `materialize` when it built `messages` from a delta on that prefix.
-   */
-  private estimateAdded(previous: CachedConversation | undefined, messages: Message[]): number {
-    const from = previous && messages.length >= previous.messages.length ? previous.messages.length : 0;
-    const measured = this.deltaChars.get(messages);
-    if (measured?.from === from) return measured.chars;
-    let bytes = 0;
-    for (let i = from; i < messages.length; i++) bytes += JSON.stringify(messages[i]).length;
-    return bytes;
   }
 
   private touch(id: string, entry: CachedConversation): void {
@@ -207,6 +187,14 @@ export class ConversationCache {
 
 function toolKey(conversationId: string, toolUseId: string): string {
   return `${conversationId}\u0000${toolUseId}`;
+}
+
+/** Bytes the new messages add over the cached prefix (or all of them after a reload). */
+function estimateAdded(previous: CachedConversation | undefined, messages: Message[]): number {
+  const from = previous && messages.length >= previous.messages.length ? previous.messages.length : 0;
+  let bytes = 0;
+  for (let i = from; i < messages.length; i++) bytes += JSON.stringify(messages[i]).length;
+  return bytes;
 }
 
 function miss(ref: ConversationDelta, why: string): ApplicationFailure {

@@ -22,32 +22,20 @@ const imul = Math.imul;
 
 /** cyrb53: a fast, well-mixed 53-bit string hash. Deterministic; not cryptographic (it guards consistency, not trust). */
 export function hashString(text: string, seed = 0): string {
-  return hashOf([text], seed);
-}
-
-/**
- * {@link hashString} of the parts joined, without joining them: a joined string is a rope that V8
- * copies into a flat one on its first `charCodeAt`, an allocation as long as the message, on every
- * link of the chain.
- */
-function hashOf(parts: readonly string[], seed = 0): string {
   let h1 = 0xdeadbeef ^ seed;
   let h2 = 0x41c6ce57 ^ seed;
-  for (const text of parts) {
-    for (let i = 0; i < text.length; i++) {
-      const ch = text.charCodeAt(i);
-      h1 = imul(h1 ^ ch, 2654435761);
-      h2 = imul(h2 ^ ch, 1597334677);
-    }
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    h1 = imul(h1 ^ ch, 2654435761);
+    h2 = imul(h2 ^ ch, 1597334677);
   }
   h1 = imul(h1 ^ (h1 >>> 16), 2246822507) ^ imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = imul(h2 ^ (h2 >>> 16), 2246822507) ^ imul(h1 ^ (h1 >>> 13), 3266489909);
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
 }
 
-/** The chain value after `message`: the hash of `${previous}|${json}`. */
 export function chainHash(previous: string, message: Message, json = JSON.stringify(message)): string {
-  return hashOf([previous, '|', json]);
+  return hashString(`${previous}|${json}`);
 }
 
 /** The one way a tool_result block is built, so workflow and worker produce identical JSON. */
@@ -65,10 +53,6 @@ export interface ToolResultRef {
   type: 'tool_result_ref';
   tool_use_id: string;
   is_error?: boolean;
-  /**
-   * The content's `hashString`. The worker does not check it (the chain covers the content); the
-   * transcript rebuild (`src/cli/transcript/rebuild.ts`) finds the result's text by it.
-   */
   content_hash: string;
 }
 
