@@ -133,7 +133,6 @@ function overheadSection(figure: OverheadFigure & { server: string }, index: num
 }
 
 function throughputSection(figure: ThroughputFigure): string[] {
-  const rounds = figure.rows.some((r) => r.round > 1);
   return [
     `3. Throughput: ${figure.runs} concurrent runs × ${figure.iterations} iterations, ${figure.modelLatencyMs} ms ` +
       `model latency, ${figure.outputBytes / 1024} KiB tool output, one worker (own process, default options, ${allocatorNote()})` +
@@ -160,7 +159,7 @@ function throughputSection(figure: ThroughputFigure): string[] {
         'dispatch ms (act / wft)',
       ],
       ...figure.rows.map((r) => [
-        rounds ? `${r.label} (round ${r.round})` : r.label,
+        rowLabel(figure, r),
         `${r.completed}/${r.runs}`,
         (r.wallMs / 1000).toFixed(2),
         r.iterationsPerSecond.toFixed(0),
@@ -190,15 +189,17 @@ function throughputSection(figure: ThroughputFigure): string[] {
 
 /** Each row's warm-up: its CPU per iteration from the worker's start, JIT compilation included. */
 function warmupLines(figure: ThroughputFigure): string[] {
-  const rows = figure.rows.filter((r) => r.warmupCpuMs !== undefined && r.warmupRuns);
-  if (!rows.length) return [];
-  const rounds = new Set(figure.rows.map((r) => r.round)).size > 1;
-  const parts = rows.map(
-    (r) =>
-      `${rounds ? `${r.label} (round ${r.round})` : r.label} ` +
-      `${((r.warmupCpuMs ?? 0) / ((r.warmupRuns ?? 1) * figure.iterations)).toFixed(2)}`,
+  const parts = figure.rows.flatMap((r) =>
+    r.warmupRuns && r.warmupCpuMs !== undefined
+      ? [`${rowLabel(figure, r)} ${(r.warmupCpuMs / (r.warmupRuns * figure.iterations)).toFixed(2)}`]
+      : [],
   );
-  return [`   warm-up worker CPU, ms/it (cold start, JIT included): ${parts.join(', ')}`];
+  return parts.length ? [`   warm-up worker CPU, ms/it (cold start, JIT included): ${parts.join(', ')}`] : [];
+}
+
+/** A row's variant, with its round when the figure ran more than one. */
+function rowLabel(figure: ThroughputFigure, r: ThroughputFigure['rows'][number]): string {
+  return figure.rows.some((other) => other.round > 1) ? `${r.label} (round ${r.round})` : r.label;
 }
 
 /**
@@ -206,16 +207,13 @@ function warmupLines(figure: ThroughputFigure): string[] {
  * asked to stop, before its shutdown: the table's totals, read after it, are a little higher.
  */
 function threadLines(figure: ThroughputFigure): string[] {
-  const rounds = new Set(figure.rows.map((r) => r.round)).size > 1;
   return figure.rows.flatMap((r) => {
     if (!r.workerThreadCpuMs || r.completed === 0) return [];
     const perIteration = (cpuMs: number) => cpuMs / (r.completed * figure.iterations);
     const parts = Object.entries(r.workerThreadCpuMs)
       .sort((a, b) => b[1] - a[1])
       .map(([name, cpuMs]) => `${name} ${perIteration(cpuMs).toFixed(2)}`);
-    return [
-      `   by thread, ms/it (before shutdown): ${rounds ? `${r.label} (round ${r.round})` : r.label}: ${parts.join(', ')}`,
-    ];
+    return [`   by thread, ms/it (before shutdown): ${rowLabel(figure, r)}: ${parts.join(', ')}`];
   });
 }
 

@@ -16,6 +16,11 @@ function fullLoad(id: string): ConversationDelta {
   return { id, baseLength: 0, baseHash: ROOT_HASH, delta: [user], headHash: chainHash(ROOT_HASH, user), full: true };
 }
 
+/** The call after `base` messages ending at `baseHash`: one new message. */
+function deltaOf(id: string, baseLength: number, baseHash: string, next: Message): ConversationDelta {
+  return { id, baseLength, baseHash, delta: [next], headHash: chainHash(baseHash, next), full: false };
+}
+
 function missOf(fn: () => unknown): string | undefined {
   try {
     fn();
@@ -35,14 +40,7 @@ test('a delta call gets the kept system prompt only when its hash matches; a ful
 
   const head = chainHash(first.headHash, assistant);
   const next: Message = { role: 'user', content: 'more' };
-  const delta: ConversationDelta = {
-    id: 'run-1',
-    baseLength: 2,
-    baseHash: head,
-    delta: [next],
-    headHash: chainHash(head, next),
-    full: false,
-  };
+  const delta = deltaOf('run-1', 2, head, next);
   expect(cache.materialize(delta)).toEqual([user, assistant, next]);
   expect(cache.system(delta, undefined, hashString(SYSTEM))).toBe(SYSTEM);
   expect(missOf(() => cache.system(delta, undefined, hashString(`${SYSTEM}!`)))).toBe(CACHE_MISS_ERROR_TYPE);
@@ -105,14 +103,7 @@ test('the cache counts the JSON of the messages it keeps, and the system prompt 
   // A delta call: the new messages are added to the count, not the whole conversation again.
   const head = chainHash(first.headHash, assistant);
   const next: Message = { role: 'user', content: 'more text, longer than the first message' };
-  const delta: ConversationDelta = {
-    id: 'run-1',
-    baseLength: 2,
-    baseHash: head,
-    delta: [next],
-    headHash: chainHash(head, next),
-    full: false,
-  };
+  const delta = deltaOf('run-1', 2, head, next);
   const second: Message = { role: 'assistant', content: [{ type: 'text', text: 'a second answer' }] };
   cache.commit('run-1', cache.materialize(delta), delta.headHash, second);
   expect(cache.snapshot().bytes).toBe(json([user, assistant, next, second]) + SYSTEM.length);
@@ -131,8 +122,8 @@ test('the cache counts the JSON of the messages it keeps, and the system prompt 
 });
 
 test('a chain link is the hash of the previous value, a bar and the message, as recorded histories have it', () => {
-  // Pinned values were computed by the joined-string form (`hashString(`${previous}|${json}`)`) that every
-  // recorded history and every worker so far used: the chain must not change under them.
+  // The chain's form and pinned values: recorded histories and running workers hold chains made so,
+  // and a change to how it is computed must keep them.
   const messages: Message[] = [
     user,
     assistant,
