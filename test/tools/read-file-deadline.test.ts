@@ -4,8 +4,9 @@
  * out'". The lines before the offset are now counted a newline byte at a time, a chunk at a time
  * with the worker's thread free between chunks, and a call stops at its own deadline with an answer.
  */
-import { openSync, closeSync, writeSync } from 'node:fs';
+import { openSync, closeSync, readFileSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
+import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { createReadFileTool, ToolRegistry } from '../../src/tools';
 import { makeContext, makeTempDir } from './helpers';
 
@@ -22,33 +23,65 @@ beforeAll(() => {
   closeSync(fd);
 });
 
+/** Clock ticks per second in /proc's CPU times (USER_HZ, 100 on every Linux build). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU time, in ms, used so far by this process's main thread alone: from
+ * /proc/self/task/<pid>/stat (utime and stime, fields 14 and 15). Other threads of the process (the
+ * file reads' thread pool, V8's helpers, threads a test file run before this one in the same Jest
+ * worker left behind) are not counted.
+ */
+function mainThreadCpuMs(): number {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces; the fields after it are counted from its ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
 /**
  * The longest time the event loop went without running a 5 ms timer while `work` ran, counting
- * of each gap only the CPU time the process used in it: code holding the thread burns CPU for the
- * whole gap (and the file reads on other threads only add to it), while a process the OS merely did
- * not schedule on a loaded machine uses next to none.
+ * of each gap only the CPU time the main thread used in it, less the garbage collector's pauses in
+ * it: code holding the thread burns CPU for the whole gap, while a thread the OS merely did not
+ * schedule on a loaded machine uses next to none, and a full collection of a Jest worker's heap
+ * (filled by the test files it ran before this one) is not read_file's doing. (Counting the CPU of
+ * the whole process was not enough: in a CI run a 515 ms gap was counted whole.)
  */
 async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; stallMs: number; tookMs: number }> {
-  let last = Date.now();
-  let lastCpu = process.cpuUsage();
-  let stallMs = 0;
+  const gaps: { from: number; to: number; cpuMs: number }[] = [];
+  const pauses: { from: number; to: number }[] = [];
+  const gc = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) pauses.push({ from: entry.startTime, to: entry.startTime + entry.duration });
+  });
+  gc.observe({ entryTypes: ['gc'] });
+  let last = performance.now();
+  let lastCpu = mainThreadCpuMs();
   const gap = () => {
-    const now = Date.now();
-    const cpu = process.cpuUsage(lastCpu);
-    const busyMs = Math.min(now - last, (cpu.user + cpu.system) / 1000);
+    const now = performance.now();
+    const cpu = mainThreadCpuMs();
+    gaps.push({ from: last, to: now, cpuMs: cpu - lastCpu });
     last = now;
-    lastCpu = process.cpuUsage();
-    return busyMs;
+    lastCpu = cpu;
   };
-  const timer = setInterval(() => {
-    stallMs = Math.max(stallMs, gap());
-  }, 5);
+  const timer = setInterval(gap, 5);
   const started = Date.now();
   try {
     const result = await work();
-    return { result, stallMs: Math.max(stallMs, gap()), tookMs: Date.now() - started };
+    gap();
+    const tookMs = Date.now() - started;
+    // The observer hears of a pause after it: let it catch up.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const stallMs = Math.max(
+      0,
+      ...gaps.map(({ from, to, cpuMs }) => {
+        const paused = pauses.reduce((sum, p) => sum + Math.max(0, Math.min(to, p.to) - Math.max(from, p.from)), 0);
+        return Math.min(to - from, cpuMs) - paused;
+      }),
+    );
+    return { result, stallMs, tookMs };
   } finally {
     clearInterval(timer);
+    gc.disconnect();
   }
 }
 
