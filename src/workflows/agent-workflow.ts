@@ -2,6 +2,7 @@ import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import type { AgentRunInput, AgentRunResult } from '../shared/run';
 import { registerHandlers } from './handlers';
 import { agentLoop } from './loop';
+import { takeOutsideInputLast } from './run/input-order';
 import { LoopExit } from './run/loop-exit';
 import { Run } from './run/run';
 import { endCancelled, endWith } from './steps/ending';
@@ -15,6 +16,7 @@ import { endCancelled, endWith } from './steps/ending';
  * call is made in calls/.
  */
 export async function agentWorkflow(rawInput: AgentRunInput): Promise<AgentRunResult> {
+  takeOutsideInputLast();
   const run = Run.start(rawInput);
   const { state } = run;
   registerHandlers(run);

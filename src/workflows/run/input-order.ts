@@ -1,0 +1,141 @@
+import { CancellationScope, condition } from '@temporalio/workflow';
+
+/**
+ * Input from outside the run (an update or a signal) is handled after everything else its activation
+ * brought (an activity's result, a timer) has run as far as it can, never before it.
+ *
+ * Why: the SDK's core rebuilds a run from history one workflow task per activation, updates and
+ * signals sorted first; live it can split a workflow task over two. A query that reaches a worker
+ * without the run in its cache makes it fetch the run's history; when an activity completed meanwhile
+ * (its workflow task scheduled, not started) the worker applies that result in an activation of its
+ * own and the run issues the commands it leads to; the workflow task then brings only the update that
+ * came with it, recorded after those commands. Rebuilt from that history, the run got the update and
+ * the result in one activation, update first, and failed every workflow task from then on with
+ * `[TMPRL1100] Nondeterminism error: Update machine does not handle this event` (docs/contributing.md,
+ * "Input from outside, last"). Taking outside input last, live and on replay, makes both deliveries
+ * issue the same commands in the same order.
+ *
+ * How: an interceptor of the SDK's activation (its internals interceptors, added for this run only)
+ * runs the activation's other jobs, then keeps its updates and signals back until the run is quiet:
+ * the promises those jobs resolved have settled and no other blocked `condition` can go on. It
+ * relies on two parts of the SDK's per-run activator that its public API does not expose (its
+ * internals interceptors and its blocked conditions): `takeOutsideInputLast` refuses to start a run on an SDK
+ * where they are not as expected, since without them the run's commands would come in another order.
+ */
+export function takeOutsideInputLast(): void {
+  const activator = (globalThis as { __TEMPORAL_ACTIVATOR__?: Activator }).__TEMPORAL_ACTIVATOR__;
+  const internals = activator?.interceptors?.internals;
+  const blocked = activator?.blockedConditions;
+  if (!Array.isArray(internals) || !(blocked instanceof Map)) {
+    throw new Error(
+      'this Temporal SDK does not expose the activation interceptors and blocked conditions durable-agent ' +
+        'orders outside input with (docs/contributing.md, "Input from outside, last"): use @temporalio/workflow 1.24',
+    );
+  }
+  internals.push({
+    activate(input: ActivateInput, next: (input: ActivateInput) => void): void {
+      const jobs = input.activation.jobs ?? [];
+      const outside = jobs.filter(isOutsideInput);
+      // Nothing to reorder; and a run's first activation keeps the SDK's own order (its input is
+      // handled before the workflow function starts).
+      if (!outside.length || outside.length === jobs.length || jobs.some((j) => j.variant === 'initializeWorkflow')) {
+        next(input);
+        return;
+      }
+      next(
+        withJobs(
+          input,
+          jobs.filter((j) => !isOutsideInput(j)),
+        ),
+      );
+      const quiet = whenQuiet(blocked);
+      // Not cancellable: the input must be handled in this activation even if the run is being cancelled.
+      void CancellationScope.nonCancellable(() => condition(quiet.predicate)).then(() =>
+        next(withJobs(input, outside)),
+      );
+      quiet.arm();
+    },
+  });
+}
+
+/** Signals and updates: the jobs that carry input from outside the run. */
+function isOutsideInput(job: Job): boolean {
+  return job.variant === 'doUpdate' || job.variant === 'signalWorkflow';
+}
+
+/** The activation with other jobs, of the same class (the SDK reads its fields by their class). */
+function withJobs(input: ActivateInput, jobs: Job[]): ActivateInput {
+  const activation = Object.assign(
+    Object.create(Object.getPrototypeOf(input.activation) as object) as object,
+    input.activation,
+    {
+      jobs,
+    },
+  );
+  return { ...input, activation };
+}
+
+/**
+ * A predicate for `condition` that holds once the run is quiet, evaluated where the SDK evaluates
+ * every blocked condition: after the promises of the last activation's jobs have settled, in passes
+ * until none can go on. Put first among the blocked conditions, it sees each pass before the others:
+ * it waits while another condition holds (it goes on in this pass), and in the pass after one went
+ * on (its continuation has not run yet). Everything a resolved condition set going runs before the
+ * SDK's next pass, so the first pass of a later evaluation where nothing holds is the quiet point:
+ * then only this condition goes on, and the input it releases runs with nothing else pending.
+ */
+function whenQuiet(blocked: Map<number, BlockedCondition>): { predicate: () => boolean; arm(): void } {
+  let armed = false;
+  /** Counts the SDK's evaluations of blocked conditions: a microtask queued in one runs once it is over. */
+  let evaluation = 0;
+  let marked = false;
+  let last = { evaluation: -1, others: new Set<BlockedCondition>() };
+  const predicate = (): boolean => {
+    if (!armed) return false;
+    if (!marked) {
+      marked = true;
+      void Promise.resolve().then(() => {
+        marked = false;
+        evaluation++;
+      });
+    }
+    const others = new Set([...blocked.values()].filter((c) => c.fn !== predicate));
+    const wentOn = last.evaluation === evaluation && [...last.others].some((c) => !others.has(c));
+    last = { evaluation, others };
+    return !wentOn && ![...others].some((c) => c.fn());
+  };
+  return {
+    predicate,
+    /** Once `condition` has registered the predicate (evaluating it once, false): moves it ahead of the others. */
+    arm() {
+      armed = true;
+      for (const [seq, entry] of [...blocked]) {
+        if (entry.fn === predicate) continue;
+        blocked.delete(seq);
+        blocked.set(seq, entry);
+      }
+    },
+  };
+}
+
+/** What this module reads of the SDK's per-run activator. */
+interface Activator {
+  interceptors?: { internals?: unknown };
+  blockedConditions?: unknown;
+}
+
+/** An entry of the activator's blocked conditions. */
+interface BlockedCondition {
+  fn: () => boolean;
+}
+
+/** A job of an activation, as the SDK's activation class exposes it. */
+interface Job {
+  variant?: string;
+}
+
+/** The argument of an internals interceptor's `activate`. */
+interface ActivateInput {
+  activation: { jobs?: Job[] | null };
+  batchIndex: number;
+}
