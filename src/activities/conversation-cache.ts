@@ -1,7 +1,14 @@
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import type { ConversationDelta, WireBlock } from '../shared/conversation';
 import type { ContentBlock, Message } from '../shared/messages';
-import { CACHE_MISS_ERROR_TYPE, ROOT_HASH, chainHash, hashString, toolResultBlock } from '../shared/conversation';
+import {
+  CACHE_MISS_ERROR_TYPE,
+  ROOT_HASH,
+  UNHASHED,
+  chainHash,
+  hashString,
+  toolResultBlock,
+} from '../shared/conversation';
 
 interface CachedConversation {
   messages: Message[];
@@ -85,7 +92,11 @@ export class ConversationCache {
       hash = chainHash(hash, message);
       messages.push(message);
     }
-    if (hash !== ref.headHash) throw miss(ref, 'the rebuilt conversation does not match the workflow’s');
+    // A full load the workflow built while flagged as replaying carries no hash (see UNHASHED): its
+    // messages came inline, so there is nothing to check them against.
+    if (hash !== ref.headHash && !(ref.full && ref.headHash === UNHASHED)) {
+      throw miss(ref, 'the rebuilt conversation does not match the workflow’s');
+    }
     return messages;
   }
 
@@ -112,9 +123,11 @@ export class ConversationCache {
     const json = JSON.stringify(assistant);
     const kept = system ?? previous?.system;
     const added = json.length + estimateAdded(previous, messages) + (previous?.system ? 0 : (kept?.length ?? 0));
+    // An unhashed full load (see UNHASHED) is hashed here, so the next delta, hashed, fits.
+    const head = headHash === UNHASHED ? messages.reduce((hash, m) => chainHash(hash, m), ROOT_HASH) : headHash;
     const entry: CachedConversation = {
       messages: [...messages, assistant],
-      hash: chainHash(headHash, assistant, json),
+      hash: chainHash(head, assistant, json),
       bytes: (previous && messages.length >= previous.messages.length ? previous.bytes : 0) + added,
       ...(kept !== undefined
         ? { system: kept, systemHash: kept === previous?.system ? previous.systemHash : hashString(kept) }

@@ -5,7 +5,14 @@
  * cache counts the bytes it keeps. Pure: no server.
  */
 import { ConversationCache } from '../../src/activities/conversation-cache';
-import { CACHE_MISS_ERROR_TYPE, ROOT_HASH, chainHash, hashString, type ConversationDelta } from '../../src/shared';
+import {
+  CACHE_MISS_ERROR_TYPE,
+  ROOT_HASH,
+  UNHASHED,
+  chainHash,
+  hashString,
+  type ConversationDelta,
+} from '../../src/shared';
 import type { Message } from '../../src/shared/messages';
 
 const SYSTEM = 'You are a careful agent.\n'.repeat(40);
@@ -139,4 +146,23 @@ test('a chain link is the hash of the previous value, a bar and the message, as 
   expect(chainHash(ROOT_HASH, user)).toBe('blofm10hyn');
   expect(hashString('hello')).toBe(hashString('hello', 0));
   expect(hashString('hello', 1)).not.toBe(hashString('hello'));
+});
+
+test('a call built while the workflow was flagged as replaying (no hashes): a full load is served, a delta misses', () => {
+  // Seen under load: a rebuilt run's first model call was scheduled from an activation the SDK
+  // flagged as replaying, so it reached the worker with UNHASHED; checked, it failed the run.
+  const cache = new ConversationCache();
+  const unhashed = { ...fullLoad('c'), headHash: UNHASHED };
+  expect(cache.materialize(unhashed)).toEqual([user]);
+  // Cached under the real chain value, so the workflow's next (hashed) delta fits.
+  cache.commit('c', [user], UNHASHED, assistant);
+  const afterAssistant = chainHash(chainHash(ROOT_HASH, user), assistant);
+  const next: Message = { role: 'user', content: 'next' };
+  expect(cache.materialize(deltaOf('c', 2, afterAssistant, next))).toEqual([user, assistant, next]);
+  // A delta cannot be checked without its base's hash: a miss, and the workflow resends in full.
+  expect(missOf(() => cache.materialize({ ...deltaOf('c', 2, afterAssistant, next), baseHash: UNHASHED }))).toBe(
+    CACHE_MISS_ERROR_TYPE,
+  );
+  // A wrong hash on a full load is still a miss.
+  expect(missOf(() => cache.materialize({ ...fullLoad('d'), headHash: 'wrong' }))).toBe(CACHE_MISS_ERROR_TYPE);
 });

@@ -1,7 +1,7 @@
 import type { ConversationDelta, ConversationSnapshot, WireBlock, WireMessage } from '../../shared/conversation';
 import type { ContentBlock, Message } from '../../shared/messages';
 import { utf8Length } from '../../shared/bounds';
-import { ROOT_HASH, chainHash, hashString } from '../../shared/conversation';
+import { ROOT_HASH, UNHASHED, chainHash, hashString } from '../../shared/conversation';
 
 /**
  * The run's conversation as the workflow keeps it (rebuilt on replay from activity results) and
@@ -147,7 +147,7 @@ export class Conversation {
   /** The delta for the next model call, or the whole conversation inline with `full`. */
   delta(full: boolean): ConversationDelta {
     // Replayed inputs are discarded (Temporal matches commands by activity type and id, not input).
-    const hash = (n: number) => (this.replaying() ? 'replay' : this.hashAt(n));
+    const hash = (n: number) => (this.replaying() ? UNHASHED : this.hashAt(n));
     const head = hash(this.messages.length);
     if (full) {
       return { id: this.id, baseLength: 0, baseHash: ROOT_HASH, delta: this.messages.slice(), headHash: head, full };
@@ -190,7 +190,7 @@ export class Conversation {
           type: 'tool_result_ref',
           tool_use_id: result.tool_use_id,
           ...(result.is_error ? { is_error: true } : {}),
-          content_hash: this.replaying() ? 'replay' : hashString(result.content),
+          content_hash: this.replaying() ? UNHASHED : hashString(result.content),
         };
       }),
     };
