@@ -1,4 +1,4 @@
-import { CancellationScope, condition } from '@temporalio/workflow';
+import { CancellationScope, allHandlersFinished, condition } from '@temporalio/workflow';
 
 /**
  * Input from outside the run (an update or a signal) is handled after everything else its activation
@@ -16,29 +16,33 @@ import { CancellationScope, condition } from '@temporalio/workflow';
  * issue the same commands in the same order.
  *
  * How: an interceptor of the SDK's activation (its internals interceptors, added for this run only)
- * runs the activation's other jobs, then keeps its updates and signals back until the run is quiet:
- * the promises those jobs resolved have settled and no other blocked `condition` can go on. It
- * relies on two parts of the SDK's per-run activator that its public API does not expose (its
- * internals interceptors and its blocked conditions): `takeOutsideInputLast` refuses to start a run on an SDK
- * where they are not as expected, since without them the run's commands would come in another order.
+ * runs the activation's other jobs, then takes its updates and signals one at a time, each once the
+ * run is quiet: the promises set going have settled and no other blocked `condition` can go on. A
+ * run about to hand over or close waits for them (`inputSettled`). It relies on two parts of the
+ * SDK's per-run activator that its public API does not expose (its internals interceptors and its
+ * blocked conditions): `takeOutsideInputLast` refuses to start a run on an SDK where they are not as
+ * expected, since without them the run's commands would come in another order.
  */
 export function takeOutsideInputLast(): void {
-  const activator = (globalThis as { __TEMPORAL_ACTIVATOR__?: Activator }).__TEMPORAL_ACTIVATOR__;
-  const internals = activator?.interceptors?.internals;
-  const blocked = activator?.blockedConditions;
+  const internals = activator()?.interceptors?.internals;
+  const blocked = activator()?.blockedConditions;
   if (!Array.isArray(internals) || !(blocked instanceof Map)) {
     throw new Error(
       'this Temporal SDK does not expose the activation interceptors and blocked conditions durable-agent ' +
         'orders outside input with (docs/contributing.md, "Input from outside, last"): use @temporalio/workflow 1.24',
     );
   }
-  internals.push({
-    activate(input: ActivateInput, next: (input: ActivateInput) => void): void {
+  const held: HeldInput = { count: 0 };
+  /** This run's quiet predicates: each ignores the others when it looks at what else could go on. */
+  const quiets = new WeakSet<() => boolean>();
+  const interceptor: InputOrderInterceptor = {
+    [HELD]: held,
+    activate(input, next) {
+      // The interceptor is added by the workflow function, which the run's first activation starts:
+      // from the second activation on, every one passes here.
       const jobs = input.activation.jobs ?? [];
       const outside = jobs.filter(isOutsideInput);
-      // Nothing to reorder; and a run's first activation keeps the SDK's own order (its input is
-      // handled before the workflow function starts).
-      if (!outside.length || outside.length === jobs.length || jobs.some((j) => j.variant === 'initializeWorkflow')) {
+      if (!outside.length || outside.length === jobs.length) {
         next(input);
         return;
       }
@@ -48,14 +52,66 @@ export function takeOutsideInputLast(): void {
           jobs.filter((j) => !isOutsideInput(j)),
         ),
       );
-      const quiet = whenQuiet(blocked);
-      // Not cancellable: the input must be handled in this activation even if the run is being cancelled.
-      void CancellationScope.nonCancellable(() => condition(quiet.predicate)).then(() =>
-        next(withJobs(input, outside)),
-      );
-      quiet.arm();
+      held.count += outside.length;
+      // One at a time, each at a quiet point: a signal handler's own commands (issued a few promises
+      // later) come before the next input, as when that input comes in an activation of its own.
+      const takeInTurn = ([job, ...later]: Job[]): void => {
+        if (!job) return;
+        const quiet = whenQuiet(blocked, quiets);
+        // Not cancellable: the input is handled in this activation even if the run is being cancelled.
+        void CancellationScope.nonCancellable(() => condition(quiet.predicate)).then(() => {
+          held.count -= 1;
+          next(withJobs(input, [job]));
+          takeInTurn(later);
+        });
+        quiet.arm();
+      };
+      takeInTurn(outside);
     },
-  });
+    concludeActivation(input, next) {
+      // Cannot happen while every blocked condition's predicate is pure; if one is not, fail the
+      // workflow task (it is retried) rather than leave an update unanswered or a signal unread.
+      if (held.count > 0) {
+        throw new Error(`${held.count} update(s) or signal(s) held for the run's quiet point were never handled`);
+      }
+      return next(input);
+    },
+  };
+  internals.push(interceptor);
+}
+
+/**
+ * True while this activation holds input from outside back (until the run is quiet). A run that is
+ * about to hand over or close waits until it is false, so a message that came with the result that
+ * ended the execution is still carried to the next one, or refused as too late, never lost.
+ */
+export function outsideInputHeld(): boolean {
+  const internals = activator()?.interceptors?.internals;
+  if (!Array.isArray(internals)) return false;
+  return internals.some((i) => ((i as Partial<InputOrderInterceptor>)[HELD]?.count ?? 0) > 0);
+}
+
+/** Every handler has finished and no input is held back: what a run waits for before it hands over or closes. */
+export function inputSettled(): boolean {
+  return allHandlersFinished() && !outsideInputHeld();
+}
+
+/** The SDK's per-run activator of the run whose code is running. */
+function activator(): Activator | undefined {
+  return (globalThis as { __TEMPORAL_ACTIVATOR__?: Activator }).__TEMPORAL_ACTIVATOR__;
+}
+
+/** Marks this module's interceptor among the run's internals interceptors, and holds its count. */
+const HELD = Symbol('durable-agent input held');
+
+interface HeldInput {
+  count: number;
+}
+
+interface InputOrderInterceptor {
+  [HELD]: HeldInput;
+  activate(input: ActivateInput, next: (input: ActivateInput) => void): void;
+  concludeActivation(input: unknown, next: (input: unknown) => unknown): unknown;
 }
 
 /** Signals and updates: the jobs that carry input from outside the run. */
@@ -84,7 +140,10 @@ function withJobs(input: ActivateInput, jobs: Job[]): ActivateInput {
  * SDK's next pass, so the first pass of a later evaluation where nothing holds is the quiet point:
  * then only this condition goes on, and the input it releases runs with nothing else pending.
  */
-function whenQuiet(blocked: Map<number, BlockedCondition>): { predicate: () => boolean; arm(): void } {
+function whenQuiet(
+  blocked: Map<number, BlockedCondition>,
+  quiets: WeakSet<() => boolean>,
+): { predicate: () => boolean; arm(): void } {
   let armed = false;
   /** Counts the SDK's evaluations of blocked conditions: a microtask queued in one runs once it is over. */
   let evaluation = 0;
@@ -99,18 +158,19 @@ function whenQuiet(blocked: Map<number, BlockedCondition>): { predicate: () => b
         evaluation++;
       });
     }
-    const others = new Set([...blocked.values()].filter((c) => c.fn !== predicate));
+    const others = new Set([...blocked.values()].filter((c) => !quiets.has(c.fn)));
     const wentOn = last.evaluation === evaluation && [...last.others].some((c) => !others.has(c));
     last = { evaluation, others };
     return !wentOn && ![...others].some((c) => c.fn());
   };
+  quiets.add(predicate);
   return {
     predicate,
     /** Once `condition` has registered the predicate (evaluating it once, false): moves it ahead of the others. */
     arm() {
       armed = true;
       for (const [seq, entry] of [...blocked]) {
-        if (entry.fn === predicate) continue;
+        if (quiets.has(entry.fn)) continue;
         blocked.delete(seq);
         blocked.set(seq, entry);
       }

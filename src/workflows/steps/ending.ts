@@ -1,17 +1,11 @@
-import {
-  ApplicationFailure,
-  CancellationScope,
-  allHandlersFinished,
-  condition,
-  log,
-  upsertMemo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, log, upsertMemo } from '@temporalio/workflow';
 import { cutBytes } from '../../shared/bounds';
 import { CANCELLED_ERROR, CANCELLED_RESULT_MEMO, MAX_CANCELLED_TEXT_BYTES } from '../../shared/cancelled-result';
 import { ErrorTypes } from '../../shared/constants';
 import type { AgentRunResult } from '../../shared/run';
 import { keepFinalMessages } from '../calls/final-messages';
 import type { LoopExit } from '../run/loop-exit';
+import { inputSettled } from '../run/input-order';
 import type { Run } from '../run/run';
 
 /**
@@ -39,8 +33,8 @@ export async function endCancelled(run: Run, cancellation: unknown): Promise<nev
  * once, which is how a run whose workflow was cancelled meanwhile ends Canceled, as it always has.
  */
 async function closingSteps(run: Run): Promise<void> {
-  if (!allHandlersFinished() || CancellationScope.current().consideredCancelled) {
-    await condition(allHandlersFinished);
+  if (!inputSettled() || CancellationScope.current().consideredCancelled) {
+    await condition(inputSettled);
   }
   // Since 0.2.1, not when a closing summary's recorded input holds them (docs/upgrading.md).
   if (!run.state.conversation.allRecorded) await keepFinalMessages(run.state.conversation);

@@ -69,6 +69,12 @@ export class SubagentTree implements RemoteApprovals {
   taskCount: number;
   private definitions: AgentDefinition[] = [];
   private readonly running = new Map<string, Running>();
+  /**
+   * Children that have ended, for a report that is handled after the child's end: a cancelled child
+   * reports its spending and then ends, and when both reach this run in one activation the end is
+   * taken first (signals come last: run/input-order.ts).
+   */
+  private readonly ended = new Map<string, Running>();
 
   constructor(
     private readonly c: TreeContext,
@@ -198,6 +204,7 @@ export class SubagentTree implements RemoteApprovals {
       outcome = { error: err };
     } finally {
       this.running.delete(workflowId);
+      this.ended.set(workflowId, running);
       c.state.activeTools.delete(toolUse.id);
     }
     const final = outcome.result ?? resultOf(outcome.error);
@@ -264,11 +271,16 @@ export class SubagentTree implements RemoteApprovals {
   /** A child's report: its tree's spending so far and its pending approvals. Anything else is ignored. */
   private onReport(raw: unknown): void {
     const from = raw && typeof raw === 'object' ? (raw as { workflowId?: unknown }).workflowId : undefined;
-    const child = typeof from === 'string' ? this.running.get(from) : undefined;
+    if (typeof from !== 'string') return;
+    // A report handled after its child's end still counts (its spending once: the report adds what
+    // the end did not); its approvals are over.
+    const child = this.running.get(from) ?? this.ended.get(from);
     if (!child) return;
     const spend = spendOf(raw);
     if (spend) child.reported = addTreeSpend(this.c.state, child.reported, spend);
-    child.approvals = approvalsOf((raw as { pendingApprovals?: unknown }).pendingApprovals, child.workflowId);
+    if (this.running.has(from)) {
+      child.approvals = approvalsOf((raw as { pendingApprovals?: unknown }).pendingApprovals, child.workflowId);
+    }
     this.c.statusChanged();
     if (this.c.state.overBudget(this.c.input.maxBudgetUsd)) this.stopAll("the run's budget (maxBudgetUsd) is spent");
   }
