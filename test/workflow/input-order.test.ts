@@ -83,7 +83,8 @@ async function runProbe(order: 'last' | 'first', workflow = 'inputOrderProbe', a
   const update = handle.executeUpdate(noteUpdate, { args: ['update'] });
   await handle.signal(noteSignal, 'signal');
   await eventually(async () => (await handle.describe()).raw.pendingWorkflowTask != null, 'a workflow task waits');
-  await new Promise((r) => setTimeout(r, 300));
+  // Time for the update to be admitted at the server before a worker polls (it is then delivered with the task).
+  await new Promise((r) => setTimeout(r, 1_000));
   return (await worker()).runUntil(async () => {
     const result = (await handle.result()) as string[];
     const answer = await update.catch((err: Error) => err);
