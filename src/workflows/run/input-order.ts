@@ -24,8 +24,8 @@ import { CancellationScope, allHandlersFinished, condition } from '@temporalio/w
  * expected, since without them the run's commands would come in another order.
  */
 export function takeOutsideInputLast(): void {
-  const internals = activator()?.interceptors?.internals;
-  const blocked = activator()?.blockedConditions;
+  const { interceptors, blockedConditions: blocked } = activator() ?? {};
+  const internals = interceptors?.internals;
   if (!Array.isArray(internals) || !(blocked instanceof Map)) {
     throw new Error(
       'this Temporal SDK does not expose the activation interceptors and blocked conditions durable-agent ' +
@@ -42,16 +42,12 @@ export function takeOutsideInputLast(): void {
       // from the second activation on, every one passes here.
       const jobs = input.activation.jobs ?? [];
       const outside = jobs.filter(isOutsideInput);
-      if (!outside.length || outside.length === jobs.length) {
+      const others = jobs.filter((j) => !isOutsideInput(j));
+      if (!outside.length || !others.length) {
         next(input);
         return;
       }
-      next(
-        withJobs(
-          input,
-          jobs.filter((j) => !isOutsideInput(j)),
-        ),
-      );
+      next(withJobs(input, others));
       held.count += outside.length;
       // One at a time, each at a quiet point: a signal handler's own commands (issued a few promises
       // later) come before the next input, as when that input comes in an activation of its own.
