@@ -1,3 +1,4 @@
+import type { temporal } from '@temporalio/proto';
 import type { Message, ToolResultBlock } from '../../src/shared';
 import { runResultOfFailure, stateQuery, type AgentRunResult, type AgentRunState } from '../../src/shared';
 
@@ -63,4 +64,13 @@ export async function runResult(handle: { result(): Promise<AgentRunResult> }): 
     if (result) return result;
     throw err;
   }
+}
+
+/** An event's type as the Web UI spells it, from its attributes (`timerStartedEventAttributes`: TIMER_STARTED). */
+export function eventType(event: temporal.api.history.v1.IHistoryEvent): string {
+  const key = Object.keys(event).find((k) => k.endsWith('EventAttributes') && event[k as keyof typeof event]) ?? '';
+  return key
+    .replace(/EventAttributes$/, '')
+    .replace(/[A-Z]/g, (c) => `_${c}`)
+    .toUpperCase();
 }

@@ -1,8 +1,8 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { AGENT_WORKFLOW_MODULES } from '../../src/workflow-bundle-options';
 import { noteSignal, noteUpdate } from '../fixtures/input-order-workflows';
+import { eventType } from '../support/run-helpers';
 import { uniqueQueue } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
 
@@ -45,16 +45,7 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
   throw new Error(`never: ${what}`);
 }
 
-/** An event's type as the Web UI spells it, from its attributes (`timerStartedEventAttributes`: TIMER_STARTED). */
-function typeOf(event: temporal.api.history.v1.IHistoryEvent): string {
-  const key = Object.keys(event).find((k) => k.endsWith('EventAttributes') && event[k as keyof typeof event]) ?? '';
-  return key
-    .replace(/EventAttributes$/, '')
-    .replace(/[A-Z]/g, (c) => `_${c}`)
-    .toUpperCase();
-}
-
-const eventTypes = async (handle: WorkflowHandle) => ((await handle.fetchHistory()).events ?? []).map(typeOf);
+const eventTypes = async (handle: WorkflowHandle) => ((await handle.fetchHistory()).events ?? []).map(eventType);
 
 /**
  * One run of the probe in the given order: its timer fires while no worker runs, an update and a
@@ -89,7 +80,7 @@ async function runProbe(order: 'last' | 'first', workflow = 'inputOrderProbe', a
     const result = (await handle.result()) as string[];
     const answer = await update.catch((err: Error) => err);
     const history = await handle.fetchHistory();
-    const types = (history.events ?? []).map(typeOf);
+    const types = (history.events ?? []).map(eventType);
     /** The commands of the workflow task that took the timer, the update and the signal. */
     const last = types.slice(types.lastIndexOf('WORKFLOW_TASK_COMPLETED') + 1);
     return { result, history, last, answer };
