@@ -318,6 +318,8 @@ async function sendStream(
   startSse(res, m.headers, requestId);
   const gap = m.eventDelayMs ?? 0;
   for (let i = 0; i < (m.pings ?? 0); i++) {
+    // The client went away (or the fake closed): stop, so no timer outlives the test.
+    if (res.destroyed) return;
     res.write(sse('ping', { type: 'ping' }));
     if (gap) await delay(gap);
   }
