@@ -1,3 +1,4 @@
+import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { z } from 'zod';
 import { createActivities } from '../../src/activities';
@@ -22,6 +23,7 @@ const { suite, start } = useWorkflowSuite('hand-over-input');
 
 jest.setTimeout(60_000);
 
+const { TimeoutType } = temporal.api.enums.v1;
 const MESSAGE = 'a message that came with the hand-over';
 
 /** A read-only tool that holds its call until the test lets it go. */
@@ -84,21 +86,36 @@ test('a message that arrives with the result that triggers continue-as-new is ta
     activities: workerActivities(createActivities(deps), undefined),
   });
 
-  await activityWorker.runUntil(async () => {
-    // Its own connection, closed once it stopped: a poll the server still held for it would take the
-    // next workflow task and let it time out (10 s) instead of leaving it to the next worker.
-    const firstConnection = await NativeConnection.connect({ address: testAddress() });
-    const first = await workflowWorker(firstConnection);
-    const handle = await first.runUntil(async () => {
-      const started = await start(taskQueue, { session: true, continueAsNewAfter: { events: 50 } });
-      await held.started;
-      return started;
+  // Its own connection, closed once it stopped: a poll the server still held for it would take the
+  // next workflow task and let it time out (10 s) instead of leaving it to the next worker.
+  const firstConnection = await NativeConnection.connect({ address: testAddress() });
+  let handle: Awaited<ReturnType<typeof start>> | undefined;
+  try {
+    await activityWorker.runUntil(async () => {
+      const first = await workflowWorker(firstConnection);
+      handle = await first.runUntil(async () => {
+        const started = await start(taskQueue, { session: true, continueAsNewAfter: { events: 50 } });
+        await held.started;
+        // The limit must be crossed by the held call's result, not before: its result adds four
+        // events (the call's start and completion, the next workflow task's scheduling and start).
+        const sofar = (await started.fetchHistory()).events?.length ?? 0;
+        if (sofar >= 50 || sofar + 4 < 50)
+          throw new Error(`history at the held call: ${sofar} events; adjust the script`);
+        return started;
+      });
+      await firstConnection.close();
+      await handOverWithMessage(handle);
     });
-    await firstConnection.close();
+  } finally {
+    held.release();
+    await firstConnection.close().catch(() => {});
+    await handle?.terminate('test ended').catch(() => {});
+  }
+
+  async function handOverWithMessage(handle: Awaited<ReturnType<typeof start>>) {
     // No worker runs the workflow now. The update waits on the server; the tool's result lands beside it.
     const sent = handle.executeUpdate(sendMessageUpdate, { args: [{ message: MESSAGE }] });
     sent.catch(() => {});
-    await new Promise((r) => setTimeout(r, 1000));
     held.release();
     const firstRunId = handle.firstExecutionRunId;
     await eventually(
@@ -110,7 +127,8 @@ test('a message that arrives with the result that triggers continue-as-new is ta
         expect(types.at(-1)).toBe('WORKFLOW_TASK_SCHEDULED');
       },
     );
-    // Both are on the server before the next worker starts: its first task brings them together.
+    // The update reaches the server before the next worker starts (it cannot take effect without one,
+    // so a slower one fails the test rather than passing it): that worker's first task brings both.
     await new Promise((r) => setTimeout(r, 1000));
 
     const second = await workflowWorker(nativeConnection);
@@ -132,6 +150,22 @@ test('a message that arrives with the result that triggers continue-as-new is ta
     const accepted = types.indexOf('WORKFLOW_EXECUTION_UPDATE_ACCEPTED');
     expect(accepted).toBeGreaterThan(toolDone);
     expect(types.slice(toolDone, accepted).filter((t) => t === 'WORKFLOW_TASK_COMPLETED')).toHaveLength(1);
+    // No other call after the held one, and no failed or timed-out workflow task: it handed over right there.
+    expect(types.filter((t) => t === 'ACTIVITY_TASK_SCHEDULED')).toHaveLength(8);
+    // (A task the first worker's sticky queue held may time out before it is started: not a failure.)
+    const stuck = history
+      .slice(toolDone)
+      .filter(
+        (e) =>
+          e.workflowTaskFailedEventAttributes ||
+          (e.workflowTaskTimedOutEventAttributes &&
+            e.workflowTaskTimedOutEventAttributes.timeoutType !== TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START),
+      );
+    expect(stuck.map(eventType)).toEqual([]);
+    // The message travels in the next execution's input (the carried inbox) ...
+    const next = history.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.input?.payloads ?? [];
+    expect(next.map((p) => Buffer.from(p.data ?? []).toString()).join('')).toContain(MESSAGE);
+    // ... and reaches the model there, after the held result.
     const carried = JSON.stringify(model.requests[4]?.messages);
     expect(carried).toContain(MESSAGE);
     expect(carried).toContain('held result');
@@ -145,5 +179,5 @@ test('a message that arrives with the result that triggers continue-as-new is ta
         `${handle.workflowId}-${runId}`,
       );
     }
-  });
+  }
 });
