@@ -17,6 +17,7 @@ import {
   testBundlePath,
   withWorker,
   type TestEnv,
+  inThreads,
 } from './support/temporal';
 import { ScriptedModel, text, toolUse } from '../src/models/scripted';
 import { RoutedModel } from './subagents/routed-model';
@@ -161,7 +162,7 @@ recordOnly('record: a run whose task calls start two subagents (one named) in pa
 async function replayFailures(workflowBundle: { code: string } | { codePath: string }): Promise<string[]> {
   quietRuntime();
   const failures: string[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle }, await loadRecordedHistories())) {
+  for await (const result of Worker.runReplayHistories(inThreads({ workflowBundle }), await loadRecordedHistories())) {
     if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
   }
   return failures;

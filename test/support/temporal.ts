@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
+import { NativeConnection, Runtime, DefaultLogger, type ReplayWorkerOptions } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -86,4 +86,16 @@ export async function withWorker<T>(
     ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}),
   });
   return worker.runUntil(fn(taskQueue));
+}
+
+/**
+ * Replay options for a test: the workflows replayed in worker threads, as a live worker runs them.
+ * The SDK's replay worker runs them in this process by default (`debugMode: true`), which installs its
+ * promise hook on this process for good: every later promise of the Jest worker then goes through it,
+ * and an exception in that hook re-enters Jest's uncaught-exception handler, which creates a promise,
+ * which runs the hook again, until the stack overflows (`RangeError: Maximum call stack size exceeded`
+ * at `node:events`, printed by a Jest worker in CI). In a worker thread the hook stays in the thread.
+ */
+export function inThreads<T extends ReplayWorkerOptions>(options: T): T & { debugMode: false } {
+  return { ...options, debugMode: false };
 }

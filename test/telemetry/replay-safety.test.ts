@@ -2,7 +2,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { ModelProvider } from '../../src/models/types';
 import { approveToolUpdate, stateQuery, type ModelResponse } from '../../src/shared';
 import { loadRecordedHistories } from '../support/recorded-histories';
-import { quietRuntime, testAddress, uniqueQueue } from '../support/temporal';
+import { inThreads, quietRuntime, testAddress, uniqueQueue } from '../support/temporal';
 import { useTraceSuite, waitFor } from './trace-suite';
 
 /**
@@ -105,7 +105,7 @@ test('a query mid-run and a worker restart (replay) add no duplicate span and br
   const before = t.receiver.spans.length;
   quietRuntime();
   await Worker.runReplayHistory(
-    { workflowBundle: { codePath: t.otelBundle }, ...telemetry.workerOptions(true) },
+    inThreads({ workflowBundle: { codePath: t.otelBundle }, ...telemetry.workerOptions(true) }),
     history,
     id,
   );
@@ -119,7 +119,7 @@ test('recorded histories (runs started without tracing) replay with tracing on',
   const telemetry = t.telemetryFor();
   const failures: string[] = [];
   for await (const r of Worker.runReplayHistories(
-    { workflowBundle: { codePath: t.otelBundle }, ...telemetry.workerOptions(true) },
+    inThreads({ workflowBundle: { codePath: t.otelBundle }, ...telemetry.workerOptions(true) }),
     histories,
   )) {
     if (r.error) failures.push(`${r.workflowId}: ${String(r.error)}`);

@@ -7,7 +7,7 @@ import { endSessionUpdate, sendMessageUpdate } from '../../src/shared';
 import { defineTool, ToolRegistry } from '../../src/tools';
 import { createAgentWorker, workerActivities } from '../../src/worker';
 import { eventType, eventually, waitForState } from '../support/run-helpers';
-import { testAddress, testBundlePath, uniqueQueue } from '../support/temporal';
+import { inThreads, testAddress, testBundlePath, uniqueQueue } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
@@ -174,7 +174,7 @@ test('a message that arrives with the result that triggers continue-as-new is ta
     const executions = [firstRunId, (await client.workflow.getHandle(handle.workflowId).describe()).runId];
     for (const runId of executions) {
       await Worker.runReplayHistory(
-        { workflowBundle: { codePath: testBundlePath() } },
+        inThreads({ workflowBundle: { codePath: testBundlePath() } }),
         await client.workflow.getHandle(handle.workflowId, runId).fetchHistory(),
         `${handle.workflowId}-${runId}`,
       );

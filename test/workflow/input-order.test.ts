@@ -3,7 +3,7 @@ import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { AGENT_WORKFLOW_MODULES } from '../../src/workflow-bundle-options';
 import { noteSignal, noteUpdate } from '../fixtures/input-order-workflows';
 import { eventType } from '../support/run-helpers';
-import { uniqueQueue } from '../support/temporal';
+import { inThreads, uniqueQueue } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
@@ -100,9 +100,11 @@ test('taken last, input beside a fired timer is recorded after its command, and 
     'WORKFLOW_EXECUTION_COMPLETED',
   ]);
   await expect(
-    Worker.runReplayHistory({ workflowBundle: { code: bundles.last } }, run.history),
+    Worker.runReplayHistory(inThreads({ workflowBundle: { code: bundles.last } }), run.history),
   ).resolves.toBeUndefined();
-  await expect(Worker.runReplayHistory({ workflowBundle: { code: bundles.first } }, run.history)).rejects.toThrow(
+  await expect(
+    Worker.runReplayHistory(inThreads({ workflowBundle: { code: bundles.first } }), run.history),
+  ).rejects.toThrow(
     /Nondeterminism error: Update machine does not handle this event: HistoryEvent\(id: \d+, TimerStarted\)/,
   );
 }, 60_000);
@@ -113,11 +115,11 @@ test('taken first (the SDK order), the acceptance is recorded first, and such a 
   expect(run.answer).toBe(2);
   expect(run.last[0]).toBe('WORKFLOW_EXECUTION_UPDATE_ACCEPTED');
   await expect(
-    Worker.runReplayHistory({ workflowBundle: { code: bundles.first } }, run.history),
+    Worker.runReplayHistory(inThreads({ workflowBundle: { code: bundles.first } }), run.history),
   ).resolves.toBeUndefined();
-  await expect(Worker.runReplayHistory({ workflowBundle: { code: bundles.last } }, run.history)).rejects.toThrow(
-    /Nondeterminism/,
-  );
+  await expect(
+    Worker.runReplayHistory(inThreads({ workflowBundle: { code: bundles.last } }), run.history),
+  ).rejects.toThrow(/Nondeterminism/);
 }, 60_000);
 
 test('a run that ends right after the result waits for the input that came with it (inputSettled)', async () => {
@@ -127,7 +129,7 @@ test('a run that ends right after the result waits for the input that came with 
   expect(settled.result).toEqual(['timer', 'signal', 'update']);
   expect(settled.answer).toBe(3);
   await expect(
-    Worker.runReplayHistory({ workflowBundle: { code: bundles.last } }, settled.history),
+    Worker.runReplayHistory(inThreads({ workflowBundle: { code: bundles.last } }), settled.history),
   ).resolves.toBeUndefined();
   // Waiting for the handlers alone, the run ends before the held input is taken: the update is then
   // accepted after the run's last command (here its completion), which is what lost messages.
