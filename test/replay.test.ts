@@ -11,13 +11,13 @@ import { SCENARIOS, modelOf, writeFiles } from './replay/scenarios';
 import { HISTORIES_DIR, loadRecordedHistories } from './support/recorded-histories';
 import {
   connectTestEnv,
+  inThreads,
   quietRuntime,
   tempWorkspace,
   testAddress,
   testBundlePath,
   withWorker,
   type TestEnv,
-  inThreads,
 } from './support/temporal';
 import { ScriptedModel, text, toolUse } from '../src/models/scripted';
 import { RoutedModel } from './subagents/routed-model';

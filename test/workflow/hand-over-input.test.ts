@@ -26,22 +26,26 @@ jest.setTimeout(60_000);
 const { TimeoutType } = temporal.api.enums.v1;
 const MESSAGE = 'a message that came with the hand-over';
 
-/** A read-only tool that holds its call until the test lets it go. */
+/** A read-only tool without input (a regular activity): `name` and what it answers. */
+const noInputTool = (name: string, execute: () => Promise<string>) =>
+  defineTool({
+    name,
+    description: `The test's ${name} tool.`,
+    inputSchema: z.strictObject({}),
+    sideEffect: 'read_only',
+    execute,
+  });
+
+/** A tool that holds its call until the test lets it go. */
 function heldTool() {
   let started!: () => void;
   let release!: () => void;
   const startedP = new Promise<void>((r) => (started = r));
   const released = new Promise<void>((r) => (release = r));
-  const tool = defineTool({
-    name: 'hold',
-    description: 'Returns once the test lets it.',
-    inputSchema: z.strictObject({}),
-    sideEffect: 'read_only',
-    async execute() {
-      started();
-      await released;
-      return 'held result';
-    },
+  const tool = noInputTool('hold', async () => {
+    started();
+    await released;
+    return 'held result';
   });
   return { tool, started: startedP, release };
 }
@@ -52,13 +56,7 @@ test('a message that arrives with the result that triggers continue-as-new is ta
   const held = heldTool();
   // Three quick iterations bring the history near the run's limit (50 events, the least it takes); the
   // fourth, the held call, takes it past: the loop hands over right after that result.
-  const quick = defineTool({
-    name: 'quick',
-    description: 'Returns at once.',
-    inputSchema: z.strictObject({}),
-    sideEffect: 'read_only',
-    execute: async () => 'quick result',
-  });
+  const quick = noInputTool('quick', async () => 'quick result');
   const model = new ScriptedModel([
     ...[1, 2, 3].map(() => toolUse([{ name: 'quick', input: {} }])),
     toolUse([{ name: 'hold', input: {} }]),
@@ -86,8 +84,8 @@ test('a message that arrives with the result that triggers continue-as-new is ta
     activities: workerActivities(createActivities(deps), undefined),
   });
 
-  // Its own connection, closed once it stopped: a poll the server still held for it would take the
-  // next workflow task and let it time out (10 s) instead of leaving it to the next worker.
+  // Its own connection, closed once it stopped, so no poll of it lingers on the server to take the
+  // run's next workflow task instead of the next worker.
   const firstConnection = await NativeConnection.connect({ address: testAddress() });
   let handle: Awaited<ReturnType<typeof start>> | undefined;
   try {

@@ -41,9 +41,15 @@ export function takeOutsideInputLast(): void {
       // The interceptor is added by the workflow function, which the run's first activation starts:
       // from the second activation on, every one passes here.
       const jobs = input.activation.jobs ?? [];
-      const outside = jobs.filter(isOutsideInput);
-      const others = jobs.filter((j) => !isOutsideInput(j));
-      if (!outside.length || !others.length) {
+      // Most activations hold no input from outside: they pass as they are, with nothing allocated.
+      if (!jobs.some(isOutsideInput)) {
+        next(input);
+        return;
+      }
+      const outside: Job[] = [];
+      const others: Job[] = [];
+      for (const job of jobs) (isOutsideInput(job) ? outside : others).push(job);
+      if (!others.length) {
         next(input);
         return;
       }
