@@ -51,6 +51,8 @@ export class ConversationCache {
   private readonly conversations = new Map<string, CachedConversation>();
   private readonly toolResults = new Map<string, CachedToolResult>();
   private readonly resolvedKeys = new Map<string, string[]>();
+  /** The JSON length of each message `materialize` added (from index `from`): `commit` counts them without a second stringify. */
+  private readonly measured = new WeakMap<Message[], { from: number; lengths: number[] }>();
   private bytes = 0;
   private readonly maxConversations: number;
   private readonly maxBytes: number;
@@ -87,9 +89,12 @@ export class ConversationCache {
     }
     let hash = ref.full ? ROOT_HASH : ref.baseHash;
     const messages = base.slice();
+    const lengths: number[] = [];
     for (const wire of ref.delta) {
       const message = this.resolveMessage(ref, wire);
-      hash = chainHash(hash, message);
+      const json = JSON.stringify(message);
+      hash = chainHash(hash, message, json);
+      lengths.push(json.length);
       messages.push(message);
     }
     // A full load the workflow built while flagged as replaying carries no hash (see UNHASHED): its
@@ -97,6 +102,7 @@ export class ConversationCache {
     if (hash !== ref.headHash && !(ref.full && ref.headHash === UNHASHED)) {
       throw miss(ref, 'the rebuilt conversation does not match the workflow’s');
     }
+    this.measured.set(messages, { from: base.length, lengths });
     return messages;
   }
 
@@ -122,7 +128,10 @@ export class ConversationCache {
     const previous = this.conversations.get(id);
     const json = JSON.stringify(assistant);
     const kept = system ?? previous?.system;
-    const added = json.length + estimateAdded(previous, messages) + (previous?.system ? 0 : (kept?.length ?? 0));
+    const added =
+      json.length +
+      estimateAdded(previous, messages, this.measured.get(messages)) +
+      (previous?.system ? 0 : (kept?.length ?? 0));
     // An unhashed full load (see UNHASHED) is hashed here, so the next delta, hashed, fits.
     const head = headHash === UNHASHED ? messages.reduce((hash, m) => chainHash(hash, m), ROOT_HASH) : headHash;
     const entry: CachedConversation = {
@@ -164,9 +173,10 @@ export class ConversationCache {
       const r = block as Extract<WireBlock, { type: 'tool_result_ref' }>;
       const key = toolKey(ref.id, r.tool_use_id);
       const cached = this.toolResults.get(key);
-      if (!cached || hashString(cached.content) !== r.content_hash) {
-        throw miss(ref, `this worker holds no result for tool call ${r.tool_use_id}`);
-      }
+      // A result this worker holds that differs from the one the workflow recorded (an attempt the
+      // workflow did not keep, say) is not checked against `content_hash` here: the chain hash over
+      // the resolved message, compared with the workflow's after the loop, tells them apart.
+      if (!cached) throw miss(ref, `this worker holds no result for tool call ${r.tool_use_id}`);
       resolved ??= wire.content.slice() as ContentBlock[];
       resolved[i] = toolResultBlock(r.tool_use_id, cached.content, r.is_error === true);
       // Released at commit, once the result lives in the cached conversation; a retried call
@@ -202,11 +212,18 @@ function toolKey(conversationId: string, toolUseId: string): string {
   return `${conversationId}\u0000${toolUseId}`;
 }
 
-/** Bytes the new messages add over the cached prefix (or all of them after a reload). */
-function estimateAdded(previous: CachedConversation | undefined, messages: Message[]): number {
+/** Bytes the new messages add over the cached prefix (or all of them after a reload); `measured`: lengths known from `materialize`. */
+function estimateAdded(
+  previous: CachedConversation | undefined,
+  messages: Message[],
+  measured: { from: number; lengths: number[] } | undefined,
+): number {
   const from = previous && messages.length >= previous.messages.length ? previous.messages.length : 0;
   let bytes = 0;
-  for (let i = from; i < messages.length; i++) bytes += JSON.stringify(messages[i]).length;
+  for (let i = from; i < messages.length; i++) {
+    const known = measured && i >= measured.from ? measured.lengths[i - measured.from] : undefined;
+    bytes += known ?? JSON.stringify(messages[i]).length;
+  }
   return bytes;
 }
 

@@ -2,9 +2,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import {
   MAX_MODEL_VALUE_DEPTH,
   REFUSED_INPUT_KEY,
-  jsonBytes,
   nestsDeeperThan,
   tooDeepInputError,
+  utf8Length,
 } from '../shared/bounds';
 import { ErrorTypes, MAX_MODEL_RESPONSE_BYTES } from '../shared/constants';
 import type { ModelResponse } from '../shared/messages';
@@ -70,7 +70,9 @@ export function checkModelResponse(response: ModelResponse): ModelResponse {
     );
   }
   response = withBoundedToolInputs(response);
-  const bytes = jsonBytes(response);
+  // At most 3 UTF-8 bytes per UTF-16 unit: an answer that short is within the bound without counting.
+  const json = JSON.stringify(response);
+  const bytes = json.length * 3 <= MAX_MODEL_RESPONSE_BYTES ? 0 : utf8Length(json);
   if (bytes > MAX_MODEL_RESPONSE_BYTES) {
     throw ApplicationFailure.nonRetryable(
       `the model's answer is ${bytes} bytes, more than the ${MAX_MODEL_RESPONSE_BYTES} bytes a run can record; ` +

@@ -71,11 +71,26 @@ export function environmentSection(env: Environment): string {
   ].join('\n');
 }
 
+/**
+ * Lines already cut, by description: a worker's tools (and its MCP servers' few) are described the
+ * same way at every run start. Bounded in entries and in the length of a description kept.
+ */
+const toolLines = new Map<string, string>();
+const MAX_TOOL_LINES = 512;
+const MAX_REMEMBERED_DESCRIPTION_CHARS = 4096;
+
 /** The first sentence of a tool's description: one line per tool. */
 export function firstSentence(description: string): string {
+  const known = toolLines.get(description);
+  if (known !== undefined) return known;
   const flat = description.replace(/\s+/g, ' ').trim();
   const end = flat.search(/(?<!\be\.g|\bi\.e|\betc)\.(?:\s|$)/);
-  return cutChars(end === -1 ? flat : flat.slice(0, end + 1), MAX_TOOL_LINE_CHARS);
+  const line = cutChars(end === -1 ? flat : flat.slice(0, end + 1), MAX_TOOL_LINE_CHARS);
+  if (description.length <= MAX_REMEMBERED_DESCRIPTION_CHARS) {
+    if (toolLines.size >= MAX_TOOL_LINES) toolLines.clear();
+    toolLines.set(description, line);
+  }
+  return line;
 }
 
 function bashRule(env: Environment): string {
