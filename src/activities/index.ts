@@ -34,6 +34,7 @@ import { createMcpRuntime, McpRuntime, type McpWorkerOptions } from '../mcp';
 import { createMcpActivities } from './mcp';
 import { checkOutput } from './output';
 import { keepFinalMessages } from './final-messages';
+import { createFirstModelCall } from './first-call';
 
 export { ConversationCache } from './conversation-cache';
 
@@ -312,6 +313,7 @@ export function createActivities(deps: ActivityDeps) {
 
   return {
     callModel,
+    firstModelCall: createFirstModelCall({ prepareRun, callModel }),
     summarizeRun,
     runTool,
     prepareRun,

@@ -41,6 +41,27 @@ export interface CallModelOutput extends ModelResponse {
   sandboxWarning?: string;
 }
 
+/**
+ * Input of `firstModelCall`: a new run's start and its first model call in one activity (0.3.0).
+ * The conversation is a full load without a system prompt: the worker assembles it from `prepare`.
+ */
+export interface FirstModelCallInput extends CallModelInput {
+  prepare: PrepareRunInput;
+}
+
+/**
+ * What `firstModelCall` did: the run start it prepared (or the workspace's refusal) and, when
+ * nothing had to happen in between, the first model call's answer. Without `response` the workflow
+ * acts on `prepared` (screens the prompt by the UserPromptSubmit hooks, takes the MCP tools) and
+ * then calls the model.
+ */
+export interface FirstModelCallOutput {
+  prepared?: PrepareRunOutput;
+  /** The worker refused the run's workspace (its rules, its roots): the run fails with this message. */
+  refused?: string;
+  response?: CallModelOutput;
+}
+
 /** Input of `summarizeRun`: the closing summary at the iteration limit, and compaction. */
 export interface SummarizeRunInput extends Omit<CallModelInput, 'toolChoice'> {
   /** The closing user instruction, appended only to this request and never to the run's history. */

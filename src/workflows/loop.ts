@@ -5,7 +5,7 @@ import { endMessageAtLimit, messageBlocked, waitForInput } from './steps/finish'
 import { handOver, shouldContinueAsNew } from './steps/hand-over';
 import { takeMessages } from './steps/intake';
 import { closingSummary, modelStep } from './steps/model-step';
-import { startRun } from './steps/start';
+import { startCannotWait, startNow, startRun } from './steps/start';
 import { handleTurn } from './steps/turn';
 
 /**
@@ -27,6 +27,11 @@ export async function agentLoop(run: Run): Promise<LoopExit> {
     if (hooks.stopRunRequested)
       return LoopExit.interrupted({ reason: hooks.stopRunRequested }, state.lastAssistantText);
     if (state.overBudget(run.input.maxBudgetUsd)) return new LoopExit('max_budget', state.lastAssistantText);
+    // A new run starts with its first model call, unless something else comes first (steps/start.ts).
+    if (run.startWith && startCannotWait(run)) {
+      const exit = await startNow(run);
+      if (exit) return exit;
+    }
     // Messages join before the size check, so what they add is bounded with the rest. (The
     // synchronous checks before each `await` keep an iteration's promises few: docs/contributing.md,
     // "The hot path".)

@@ -17,7 +17,7 @@ const EventType = temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /** Activities whose inputs or results carry the conversation (or the system prompt). */
-const CONVERSATION_ACTIVITIES = new Set(['callModel', 'summarizeRun', 'assembleContext']);
+const CONVERSATION_ACTIVITIES = new Set(['callModel', 'firstModelCall', 'summarizeRun', 'assembleContext']);
 
 /** The local activity marker the Core SDK records; its details hold `data` (JSON) and `result`. */
 const LOCAL_ACTIVITY_MARKER = 'core_local_activity';

@@ -13,6 +13,9 @@ import {
 import type { ExecutionStatus, HistoryRecord } from './history';
 import type { TranscriptSubagent } from './subagents';
 
+
+/** Activities whose input is the conversation as a model call sends it. */
+const MODEL_CALLS = new Set(['callModel', 'firstModelCall', 'summarizeRun']);
 /** Where a compaction (or a drop of older turns at the hard cap) replaced the conversation. */
 export interface TranscriptCompaction {
   /** Index in `messages` of the first message of the conversation that replaced the earlier turns. */
@@ -102,7 +105,7 @@ export class TranscriptBuilder {
         t.status = 'running';
         return this.started(record.input);
       case 'activity_scheduled':
-        if (record.activityType === 'callModel' || record.activityType === 'summarizeRun') {
+        if (MODEL_CALLS.has(record.activityType)) {
           return this.modelCall(record.eventId, record.activityType, record.input);
         }
         return;
@@ -193,6 +196,14 @@ export class TranscriptBuilder {
       if (Array.isArray(out?.['messages'])) t.messages.push(...(out['messages'] as Message[]));
       return;
     }
+    if (activityType === 'firstModelCall') {
+      // Run start and the first call in one (0.3.0): the context, then the answer when there is one.
+      this.assembled(asObject(asObject(out?.['prepared'])?.['context']));
+      const response = asObject(out?.['response']);
+      if (response) return this.completed('callModel', scheduledEventId, response);
+      if (scheduledEventId !== undefined) this.pending.delete(scheduledEventId);
+      return;
+    }
     if (activityType === 'assembleContext' || activityType === 'prepareRun') {
       // `assembleContext` returns the assembled context; `prepareRun` wraps it in `context`.
       this.assembled(activityType === 'prepareRun' ? asObject(out?.['context']) : out);
@@ -201,7 +212,7 @@ export class TranscriptBuilder {
     const call = scheduledEventId !== undefined ? this.pending.get(scheduledEventId) : undefined;
     if (!call || !out) return;
     this.pending.delete(scheduledEventId!);
-    if (call.activityType === 'callModel') {
+    if (call.activityType !== 'summarizeRun') {
       if (!Array.isArray(out['content'])) return;
       const assistant: Message = { role: 'assistant', content: out['content'] as ContentBlock[] };
       this.observe(call.total, call.headHash, [assistant], call.total + 1);

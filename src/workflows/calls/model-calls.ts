@@ -1,6 +1,11 @@
 import { ActivityCancellationType, type ActivityInterfaceFor, log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { CallModelOutput, SummarizeRunOutput } from '../../shared/activity-io';
+import type {
+  CallModelOutput,
+  FirstModelCallOutput,
+  PrepareRunInput,
+  SummarizeRunOutput,
+} from '../../shared/activity-io';
 import { CACHE_MISS_ERROR_TYPE, hashString, type ConversationDelta } from '../../shared/conversation';
 import { textOf, type ModelResponse, type ToolSpec, type ToolChoice } from '../../shared/messages';
 import type { RunEventInput } from '../../shared/run';
@@ -39,7 +44,7 @@ export interface ModelCallSettings {
  * restart, an eviction) fails fast with a cache miss; the conversation then goes once in full.
  */
 export class ModelCalls {
-  private readonly activities: ActivityInterfaceFor<Pick<Activities, 'callModel' | 'summarizeRun'>>;
+  private readonly activities: ActivityInterfaceFor<Pick<Activities, 'callModel' | 'firstModelCall' | 'summarizeRun'>>;
   private systemHash: string | undefined;
   /** The run's MCP tool definitions (docs/mcp.md), their hash, and whether a call has carried them since they changed. */
   private mcp: { specs: ToolSpec[]; hash: string; sent: boolean } | undefined;
@@ -139,12 +144,31 @@ export class ModelCalls {
     return this.withConversation(
       (conversation, options) =>
         this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
-          s.toolProtocol
-            ? this.request(conversation, true)
-            : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor(iteration) },
+          this.callInput(conversation, iteration),
         ]),
       outcome,
     );
+  }
+
+  /**
+   * A new run's first call with its run start (`firstModelCall`, steps/start.ts): no system prompt
+   * yet, the worker assembles it. Its outcome may hold no answer (see FirstModelCallOutput).
+   */
+  first<R>(iteration: number, prepare: PrepareRunInput, outcome: Outcome<FirstModelCallOutput, R>): Promise<R> {
+    const s = this.settings;
+    return this.withConversation((conversation, options) => {
+      const { system: _system, systemHash: _hash, ...call } = this.callInput(conversation, iteration);
+      return this.activities.firstModelCall.executeWithOptions(
+        { summary: `assemble context · ${modelCallSummary(s.model, iteration)}`, ...options },
+        [{ ...call, prepare }],
+      );
+    }, outcome);
+  }
+
+  private callInput(conversation: ConversationDelta, iteration: number) {
+    return this.settings.toolProtocol
+      ? this.request(conversation, true)
+      : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor(iteration) };
   }
 
   /** The worker that answered holds the conversation now: a pinned run's next calls go to its queue. */

@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
+import type { PrepareRunInput, PrepareRunOutput } from '../../shared/activity-io';
 import { cutChars, utf8Length } from '../../shared/bounds';
 import { ErrorTypes } from '../../shared/constants';
 import { DONE_TOOL_NAME } from '../../shared/run';
@@ -30,7 +31,7 @@ function workspaceRefusal(error: unknown): string | undefined {
  * execution use exactly what the first one read; continued executions take it from their input.
  */
 export async function prepareRun(run: Run): Promise<Prepared> {
-  const { input, settings, state, mcp, emit } = run;
+  const { state, mcp } = run;
   if (state.context) {
     // A new execution lists the run's MCP servers again: a changed list is taken here, and reported.
     if (state.context.workspace) mcp.useWorkspace(state.context.workspace);
@@ -45,30 +46,40 @@ export async function prepareRun(run: Run): Promise<Prepared> {
       retry: { initialInterval: '1 second', maximumAttempts: 5 },
     }),
   );
-  let prepared: Awaited<ReturnType<typeof prepare>>;
+  let prepared: PrepareRunOutput;
   try {
-    prepared = await prepare.executeWithOptions({ summary: 'assemble context · hooks' }, [
-      {
-        context: {
-          ...(input.workspace ? { workspace: input.workspace } : {}),
-          ...(input.tools ? { toolNames: input.tools } : {}),
-          ...(settings.requireDone ? { extraToolNames: [DONE_TOOL_NAME] } : {}),
-          startedAt: new Date(Date.now()).toISOString(),
-          ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
-          ...(input.systemReplace ? { systemReplace: true } : {}),
-          model: settings.model,
-          toolProtocol: settings.toolProtocol,
-          ...(input.network ? { network: true } : {}),
-        },
-        mcp: true,
-        ...(input.mcpServers ? { mcpServers: input.mcpServers } : {}),
-      },
-    ]);
+    prepared = await prepare.executeWithOptions({ summary: 'assemble context · hooks' }, [prepareInput(run)]);
   } catch (error) {
     const refused = workspaceRefusal(error);
     if (refused === undefined) throw error;
     return { refused: cutChars(refused, 2000) };
   }
+  return usePrepared(run, prepared);
+}
+
+/** What run start asks the worker for: the `prepareRun` local activity's input, or `firstModelCall`'s `prepare`. */
+export function prepareInput(run: Run): PrepareRunInput {
+  const { input, settings } = run;
+  return {
+    context: {
+      ...(input.workspace ? { workspace: input.workspace } : {}),
+      ...(input.tools ? { toolNames: input.tools } : {}),
+      ...(settings.requireDone ? { extraToolNames: [DONE_TOOL_NAME] } : {}),
+      startedAt: new Date(Date.now()).toISOString(),
+      ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
+      ...(input.systemReplace ? { systemReplace: true } : {}),
+      model: settings.model,
+      toolProtocol: settings.toolProtocol,
+      ...(input.network ? { network: true } : {}),
+    },
+    mcp: true,
+    ...(input.mcpServers ? { mcpServers: input.mcpServers } : {}),
+  };
+}
+
+/** What the worker prepared, kept in the run's state (either way run start was asked for). */
+export function usePrepared(run: Run, prepared: PrepareRunOutput): Prepared {
+  const { state, mcp, emit } = run;
   const context: RunContext = {
     // The workspace's real path, recorded: the run's tools and hooks use it, and nothing else.
     ...(typeof prepared.workspace === 'string' ? { workspace: prepared.workspace } : {}),

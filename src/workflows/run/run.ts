@@ -1,4 +1,5 @@
 import { CancellationScope, workflowInfo } from '@temporalio/workflow';
+import type { PrepareRunInput } from '../../shared/activity-io';
 import type { ModelResponse } from '../../shared/messages';
 import {
   BUILTIN_TOOL_NAMES,
@@ -44,6 +45,8 @@ export class Run {
   readonly toolCalls: ToolCalls;
   /** The loop's scope: an interrupt cancels it (and with it the calls in flight). */
   readonly scope = new CancellationScope();
+  /** A new run's start, waiting to go with its first model call (steps/start.ts); undefined once started. */
+  startWith: PrepareRunInput | undefined;
   /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
   sandboxWarning: string | undefined;
   readonly emit: (event: RunEventInput) => void;

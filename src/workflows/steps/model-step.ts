@@ -5,6 +5,7 @@ import { replyProse } from '../../shared/text-protocol';
 import { failureMessage, failureType, stopping } from '../calls/failures';
 import { LoopExit } from '../run/loop-exit';
 import type { Run } from '../run/run';
+import { firstCall } from './start';
 
 /**
  * One iteration's model call: the answer is accounted, appended exactly as returned (thinking
@@ -12,17 +13,22 @@ import type { Run } from '../run/run';
  * A promise chain (docs/contributing.md, "The hot path").
  */
 export function modelStep(run: Run): Promise<CallModelOutput | LoopExit> {
+  // A new run's first call carries its start (steps/start.ts).
+  if (run.startWith) return firstCall(run, modelStep, answered, callFailed);
   const { state, emit } = run;
   emit({ kind: 'model_call_started', iteration: state.iteration + 1 });
   return run.modelCalls.call<CallModelOutput | LoopExit>(state.iteration + 1, {
     ok: (response) => answered(run, response),
-    fail: (err: unknown) => {
-      // Stopped by an interrupt or a cancel: however the activity reported its end, that is not a model failure.
-      if (stopping(err)) throw err;
-      emit({ kind: 'model_call_failed', iteration: state.iteration + 1, error: failureMessage(err) });
-      return new LoopExit('failed', state.lastAssistantText, { type: failureType(err), message: failureMessage(err) });
-    },
+    fail: (err: unknown) => callFailed(run, err),
   });
+}
+
+function callFailed(run: Run, err: unknown): LoopExit {
+  const { state } = run;
+  // Stopped by an interrupt or a cancel: however the activity reported its end, that is not a model failure.
+  if (stopping(err)) throw err;
+  run.emit({ kind: 'model_call_failed', iteration: state.iteration + 1, error: failureMessage(err) });
+  return new LoopExit('failed', state.lastAssistantText, { type: failureType(err), message: failureMessage(err) });
 }
 
 function answered(run: Run, response: CallModelOutput): CallModelOutput {

@@ -1,18 +1,90 @@
+import type { CallModelOutput, FirstModelCallOutput } from '../../shared/activity-io';
+import { cutChars } from '../../shared/bounds';
 import { ErrorTypes } from '../../shared/constants';
-import { prepareRun } from '../calls/prepare-run';
+import { prepareInput, prepareRun, usePrepared, type Prepared } from '../calls/prepare-run';
 import { LoopExit } from '../run/loop-exit';
 import type { Run } from '../run/run';
 import { offerTask } from '../subagents';
+import { compactionDue } from './compaction';
+import { shouldContinueAsNew } from './hand-over';
 import { screenPrompt } from './intake';
 
 /**
  * Run start: the system prompt and hooks (assembled once per run, carried after), the `task` tool's
  * agents, then the prompt's UserPromptSubmit hooks (first execution only). An exit: the run cannot start.
+ *
+ * A new run without subagents starts with its first model call (`firstModelCall`, 0.3.0): nothing
+ * happens here but `run.startWith`, and {@link firstCall} does the rest when the loop calls the
+ * model. The worker prepares the run and answers in one activity, unless the workflow must act in
+ * between (UserPromptSubmit hooks, MCP servers); a run that must do something else before its first
+ * call (take a message, hand over, sum up) starts the other way first ({@link startNow}).
  */
 export async function startRun(run: Run): Promise<LoopExit | undefined> {
-  const { state, modelCalls, hooks } = run;
+  const { state } = run;
   if (run.answers && !state.resumed) await run.answers.checkSchema();
-  const prepared = await prepareRun(run);
+  if (!state.context && !state.resumed && !run.tree) {
+    run.startWith = prepareInput(run);
+    return undefined;
+  }
+  return started(run, await prepareRun(run));
+}
+
+/**
+ * Whether the loop does something else before its next model call (takes a message, compacts, hands
+ * over, sums up at a limit): a run start waiting for that call cannot wait any longer.
+ */
+export function startCannotWait(run: Run): boolean {
+  const { state, settings } = run;
+  return (
+    state.inbox.count > 0 ||
+    compactionDue(run) ||
+    shouldContinueAsNew(run.input.continueAsNewAfter) ||
+    state.limitReached({ ...settings, perMessage: settings.session }) !== undefined
+  );
+}
+
+/** A run whose start waits for its first model call, about to do something else first: it starts now. */
+export async function startNow(run: Run): Promise<LoopExit | undefined> {
+  if (!run.startWith) return undefined;
+  run.startWith = undefined;
+  return started(run, await prepareRun(run));
+}
+
+/**
+ * The first model call with the run's start. `call`: the iteration's model call as the loop makes
+ * it, for when the worker prepared the run but left the call to the workflow.
+ */
+export async function firstCall(
+  run: Run,
+  call: (run: Run) => Promise<CallModelOutput | LoopExit>,
+  answered: (run: Run, response: CallModelOutput) => CallModelOutput,
+  failed: (run: Run, err: unknown) => LoopExit,
+): Promise<CallModelOutput | LoopExit> {
+  const prepare = run.startWith!;
+  run.startWith = undefined;
+  const iteration = run.state.iteration + 1;
+  run.emit({ kind: 'model_call_started', iteration });
+  const outcome = await run.modelCalls.first<FirstModelCallOutput | LoopExit>(iteration, prepare, {
+    ok: (result) => result,
+    fail: (err) => failed(run, err),
+  });
+  if (outcome instanceof LoopExit) return outcome;
+  const exit = await started(run, preparedBy(run, outcome));
+  if (exit) return exit;
+  // Screened by UserPromptSubmit hooks (or MCP tools taken) first: the call is made now.
+  if (outcome.response === undefined || run.hooks.has('UserPromptSubmit')) return call(run);
+  return answered(run, outcome.response);
+}
+
+function preparedBy(run: Run, outcome: FirstModelCallOutput): Prepared {
+  if (outcome.refused !== undefined) return { refused: cutChars(outcome.refused, 2000) };
+  if (outcome.prepared === undefined) return { refused: 'the worker answered run start without its result' };
+  return usePrepared(run, outcome.prepared);
+}
+
+/** The rest of run start, once the worker prepared it. */
+async function started(run: Run, prepared: Prepared): Promise<LoopExit | undefined> {
+  const { state, modelCalls, hooks } = run;
   if (prepared.refused !== undefined) {
     return new LoopExit('failed', '', { type: ErrorTypes.WorkspaceRefused, message: prepared.refused });
   }

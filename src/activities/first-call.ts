@@ -1,0 +1,47 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type {
+  CallModelInput,
+  CallModelOutput,
+  FirstModelCallInput,
+  FirstModelCallOutput,
+  PrepareRunInput,
+  PrepareRunOutput,
+} from '../shared/activity-io';
+import { ErrorTypes } from '../shared/constants';
+
+export interface FirstModelCallDeps {
+  prepareRun: (input: PrepareRunInput) => Promise<PrepareRunOutput>;
+  callModel: (input: CallModelInput) => Promise<CallModelOutput>;
+}
+
+/**
+ * The `firstModelCall` activity (0.3.0): a new run's start (its workspace admitted, its system
+ * prompt assembled, its hooks and MCP servers found: what `prepareRun` does) and its first model
+ * call, in one activity. Run start as a local activity of its own cost every run a workflow
+ * activation and a marker, a billable action (docs/benchmarks.md, "Run start folded into the first
+ * model call"). The model is not called when the workflow must act in between: the prompt goes
+ * through UserPromptSubmit hooks first, or MCP servers add tools the workflow carries. A refused
+ * workspace is an answer, not a failure: the run fails with the worker's message, as before.
+ */
+export function createFirstModelCall(deps: FirstModelCallDeps) {
+  return async function firstModelCall(input: FirstModelCallInput): Promise<FirstModelCallOutput> {
+    const { prepare, ...call } = input;
+    let prepared: PrepareRunOutput;
+    try {
+      prepared = await deps.prepareRun(prepare);
+    } catch (error) {
+      if (error instanceof ApplicationFailure && error.type === ErrorTypes.WorkspaceRefused) {
+        return { refused: error.message };
+      }
+      throw error;
+    }
+    if (mustActFirst(prepared)) return { prepared };
+    // The assembled prompt is this call's system prompt; the cache keeps it with the conversation.
+    return { prepared, response: await deps.callModel({ ...call, system: prepared.context.system }) };
+  };
+}
+
+/** Whether the workflow must act on run start before the first model call. */
+function mustActFirst(prepared: PrepareRunOutput): boolean {
+  return prepared.hooks.events.includes('UserPromptSubmit') || (prepared.mcp?.servers.length ?? 0) > 0;
+}
