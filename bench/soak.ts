@@ -427,7 +427,10 @@ async function historyFacts(
       if (!completed || !payload) continue;
       const type = types.get(String(completed.scheduledEventId));
       const value = defaultPayloadConverter.fromPayload<Record<string, unknown>>(payload);
-      if (type === 'callModel' && typeof value.id === 'string') completedMessageIds.add(value.id);
+      // A run's first call (firstModelCall) holds its answer in `response`.
+      const answer = type === 'firstModelCall' ? (value.response as Record<string, unknown> | undefined) : value;
+      if ((type === 'callModel' || type === 'firstModelCall') && typeof answer?.id === 'string')
+        completedMessageIds.add(answer.id);
       if (
         type === 'runTool' &&
         value.isError === true &&

@@ -30,16 +30,14 @@ import { RoutedModel } from './subagents/routed-model';
  * Record (a new file per history and label; older ones stay):
  * `DA_RECORD_HISTORIES=1 DA_RECORD_LABEL=<label> npx jest test/replay.test.ts`.
  *
- * `sticky-routing-v0.2.0.json` was recorded apart, by 0.2.0 (commit 70a7d3c) with sticky activities on:
- * every call of it went to the worker's own queue. Calls now go on the run's own queue until a cache
- * miss; a command's task queue is not part of what replay compares, so such runs go on after a deploy.
- *
- * `multi-step-max-iterations-v0.2.1.json` replaces the 0.2.0 recording: since 0.2.1 a run at its iteration
- * limit does not end with `keepFinalMessages` (docs/upgrading.md, "0.2.1"), so 0.2.1 cannot replay that one.
- *
- * `parallel-hooks-v0.2.0.json` was recorded by commit 7601f72, whose tool turn and model step were
- * `async` frames; they are promise chains now (fewer promises), and it replays: the commands of an
- * activation are issued in the same order.
+ * 0.3.0 starts a new run with `firstModelCall` where 0.2.x scheduled the `prepareRun` local activity
+ * (docs/upgrading.md, "0.3.0"), so it cannot replay the 0.2.x recordings of runs started that way:
+ * they were retired when the corpus was recorded again as `*-v0.3.0.json`. That includes
+ * `sticky-routing-v0.2.0.json`, recorded apart by 0.2.0 with sticky activities on, which has no 0.3.0
+ * counterpart. Three 0.2.0 recordings stay and replay: a continued execution
+ * (`continue-as-new-v0.2.0-execution-2.json`, which carries its context and prepares nothing) and the
+ * subagents pair (a run offering `task`, as this parent and its child both do, starts with
+ * `prepareRun` in 0.3.0 too).
  */
 const HISTORIES = HISTORIES_DIR;
 

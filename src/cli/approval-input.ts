@@ -54,9 +54,13 @@ export async function wholeToolInput(
   return undefined;
 }
 
-/** The input of the `tool_use` block with this id in a model call's answer, if it has one. */
+/**
+ * The input of the `tool_use` block with this id in a model call's answer, if it has one. A run's
+ * first call (`firstModelCall`, 0.3.0) holds its answer in `response`.
+ */
 function toolUseInput(result: unknown, toolUseId: string): { value: unknown } | undefined {
-  const content = (result as { content?: unknown } | null | undefined)?.content;
+  const output = result as { content?: unknown; response?: { content?: unknown } } | null | undefined;
+  const content = output?.content ?? output?.response?.content;
   if (!Array.isArray(content)) return undefined;
   for (const block of content as unknown[]) {
     const b = block as { type?: unknown; id?: unknown; input?: unknown } | null;

@@ -5,8 +5,8 @@ import type { AgentHandle } from '../client';
 import { parseModelProgress, type StreamTail } from '../shared/live-progress';
 import { baseActivityName } from '../shared/activity-names';
 
-/** The model call activity whose streamed text run/follow print live (summaries are printed from the result). */
-const MODEL_CALL_ACTIVITY = 'callModel';
+/** The model call activities whose streamed text run/follow print live (summaries are printed from the result). */
+const MODEL_CALL_ACTIVITIES = new Set(['callModel', 'firstModelCall']);
 
 /** What the in-flight model call has streamed so far, as its newest heartbeat details say. */
 export interface LiveSnapshot {
@@ -33,7 +33,7 @@ export async function liveSnapshotOf(
   converter: LoadedDataConverter,
 ): Promise<LiveSnapshot | undefined> {
   const pending = description.raw.pendingActivities ?? [];
-  const call = pending.find((a) => baseActivityName(a.activityType?.name ?? '') === MODEL_CALL_ACTIVITY);
+  const call = pending.find((a) => MODEL_CALL_ACTIVITIES.has(baseActivityName(a.activityType?.name ?? '')));
   const payloads = call?.heartbeatDetails?.payloads;
   if (!call || !payloads?.length) return undefined;
   let details: unknown[];

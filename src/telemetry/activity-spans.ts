@@ -4,6 +4,7 @@ import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from
 import type {
   CallModelInput,
   CallModelOutput,
+  FirstModelCallOutput,
   RunToolInput,
   RunToolOutput,
   SummarizeRunOutput,
@@ -39,7 +40,7 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const type = baseActivityName(this.ctx.info.activityType);
     const arg = input.args[0];
-    if ((type === 'callModel' || type === 'summarizeRun') && isObject(arg)) {
+    if ((type === 'callModel' || type === 'firstModelCall' || type === 'summarizeRun') && isObject(arg)) {
       return this.chat(arg as unknown as CallModelInput, type, () => next(input));
     }
     if (type === 'runTool' && isObject(arg)) return this.tool(arg as unknown as RunToolInput, () => next(input));
@@ -70,10 +71,25 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
       async (span) => {
         try {
           const output = await call();
+          if (type === 'firstModelCall') {
+            // Run start and the first call (0.3.0): the worker assembled the system prompt; the model
+            // was not called when the workflow had to act first (the span says so, no model metrics).
+            const first = output as FirstModelCallOutput | undefined;
+            const system = first?.prepared?.context.system;
+            if (this.settings.content && typeof system === 'string') {
+              span.setAttribute('gen_ai.system_instructions', contentText(system));
+            }
+            if (!first?.response) {
+              span.setAttribute('durable_agent.model_called', false);
+              return output;
+            }
+          }
           const response =
             type === 'summarizeRun'
               ? (output as SummarizeRunOutput | undefined)?.response
-              : (output as CallModelOutput);
+              : type === 'firstModelCall'
+                ? (output as FirstModelCallOutput).response
+                : (output as CallModelOutput);
           const usage = recordResponse(span, response, this.settings.content);
           const cost = usage && response ? (costOf(model, response.usage) ?? undefined) : undefined;
           if (cost !== undefined) span.setAttribute('durable_agent.cost_usd', cost);

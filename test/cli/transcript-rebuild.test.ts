@@ -198,3 +198,32 @@ test('JSON output waits for a slow reader instead of queueing the whole transcri
   // At most about one message waits in the stream at a time, not the 200.
   expect(mostQueued).toBeLessThan(200);
 });
+
+test('a run started with its first model call (firstModelCall): the assembled prompt, then the answer when the worker gave one', () => {
+  const context = { system: 'You are an agent.', sources: [{ kind: 'instructions', path: 'AGENTS.md' }] };
+  const reply: Message = { role: 'assistant', content: [{ type: 'text', text: 'hello' }] };
+  const first = (eventId: string): HistoryRecord => {
+    const call = fullCall(eventId, [user('go')]);
+    return { ...call, activityType: 'firstModelCall' } as HistoryRecord;
+  };
+  const done = (eventId: string, result: unknown): HistoryRecord => ({
+    kind: 'activity_completed',
+    scheduledEventId: eventId,
+    activityType: 'firstModelCall',
+    result,
+  });
+  const started: HistoryRecord = { kind: 'execution_started', runId: 'r1', input: { prompt: 'go' } };
+  const answeredAtOnce = build([started, first('5'), done('5', { prepared: { context }, response: reply })]);
+  expect(answeredAtOnce).toMatchObject({ system: 'You are an agent.', systemSource: 'assembleContext' });
+  expect(answeredAtOnce.messages).toEqual([user('go'), reply]);
+  // Hooks had to screen the prompt first: no answer in it, the next call brings it.
+  const screenedFirst = build([
+    started,
+    first('5'),
+    done('5', { prepared: { context } }),
+    fullCall('7', [user('go, screened')], { system: 'You are an agent.' }),
+    answered('7', reply),
+  ]);
+  expect(screenedFirst).toMatchObject({ system: 'You are an agent.', systemSource: 'assembleContext' });
+  expect(screenedFirst.messages).toEqual([user('go, screened'), reply]);
+});

@@ -36,7 +36,7 @@ test('with two workers a run keeps calling the one that holds its conversation: 
   expect(misses).toHaveLength(0);
   const calls = events
     .map((e) => e.activityTaskScheduledEventAttributes)
-    .filter((a) => baseActivityName(a?.activityType?.name ?? '') === 'callModel');
+    .filter((a) => ['firstModelCall', 'callModel'].includes(baseActivityName(a?.activityType?.name ?? '')));
   const queues = calls.map((a) => a?.taskQueue?.name ?? '');
   // Every call goes on the run's own task queue, and eager activity dispatch hands it to the worker
   // completing the workflow task: the worker that caches the run, and holds its conversation.

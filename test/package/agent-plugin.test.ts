@@ -90,6 +90,7 @@ test("the user's own activities stay next to the agent's; an agent activity name
       ...[
         'callModel',
         'checkOutput',
+        'firstModelCall',
         'keepFinalMessages',
         'listMcpTools',
         'loadAgentDefinitions',

@@ -163,7 +163,7 @@ test('the example type-checks against the installed types and runs end to end on
       .map((e) => e.activityTaskScheduledEventAttributes)
       .filter((a) => a !== undefined && a !== null);
     expect(scheduled.map((a) => a.activityType?.name)).toEqual([
-      'durableAgent.callModel',
+      'durableAgent.firstModelCall',
       'durableAgent.runTool',
       'durableAgent.callModel',
     ]);

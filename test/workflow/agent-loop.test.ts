@@ -68,7 +68,7 @@ test('a text-only reply completes the run with its text, usage and cost', async 
   expect(model.requests[0]?.tools.map((t) => t.name).sort()).toEqual(
     ['bash', 'edit_file', 'glob', 'grep', 'read_file', 'write_file'].sort(),
   );
-  expect(await scheduledActivities(id)).toEqual(['callModel']);
+  expect(await scheduledActivities(id)).toEqual(['firstModelCall']);
 });
 
 test('one tool round trip: the tool runs in the workspace and its result reaches the model', async () => {
@@ -87,7 +87,7 @@ test('one tool round trip: the tool runs in the workspace and its result reaches
   expect(res).toMatchObject({ tool_use_id: 'toolu_w' });
   expect(res?.is_error).toBeUndefined();
   expect(res?.content).toMatch(/Wrote 11 bytes/);
-  expect(await scheduledActivities(id)).toEqual(['callModel', 'runTool', 'callModel']);
+  expect(await scheduledActivities(id)).toEqual(['firstModelCall', 'runTool', 'callModel']);
 });
 
 test('three parallel tool calls come back in one user message, keyed by id, in tool_use order', async () => {
@@ -145,13 +145,14 @@ test('read-only built-in tools run as local activities, in parallel with the res
   expect(results[1]?.content).toContain('first file');
   expect(results[2]?.content).toContain('one.txt');
   // Only bash went through the server's activity queue; the read-only tools left local-activity markers.
-  expect(await scheduledActivities(id)).toEqual(['callModel', 'runTool', 'callModel']);
+  // Run start goes with the first model call (firstModelCall).
+  expect(await scheduledActivities(id)).toEqual(['firstModelCall', 'runTool', 'callModel']);
   const history = await suite.env.client.workflow.getHandle(id).fetchHistory();
   const markers = (history.events ?? []).filter(
     (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
   );
-  // Run start (prepareRun) is a local activity too, then the two read-only tools.
-  expect(markers).toHaveLength(3);
+  // The two read-only tools.
+  expect(markers).toHaveLength(2);
 });
 
 test('a custom read-only tool that sets runsLocally runs as a local activity; one without it as a regular activity', async () => {
@@ -181,13 +182,13 @@ test('a custom read-only tool that sets runsLocally runs as a local activity; on
     'slow_lookup: DOG',
   ]);
   // slow_lookup is the only runTool through the server; quick_lookup left a local-activity marker.
-  expect(await scheduledActivities(id)).toEqual(['callModel', 'runTool', 'callModel']);
+  expect(await scheduledActivities(id)).toEqual(['firstModelCall', 'runTool', 'callModel']);
   const history = await suite.env.client.workflow.getHandle(id).fetchHistory();
   const markers = (history.events ?? []).filter(
     (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
   );
-  // Run start (prepareRun), then the tool that runs locally.
-  expect(markers).toHaveLength(2);
+  // The tool that runs locally.
+  expect(markers).toHaveLength(1);
 });
 
 test('an unknown tool becomes an is_error result and the loop continues', async () => {

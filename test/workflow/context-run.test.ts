@@ -44,9 +44,10 @@ async function run(input: Partial<AgentRunInput> = {}) {
 
 /**
  * How often the run's history holds the context assembly: the assembleContext activity, alone or
- * inside the run-start activity (prepareRun: context and hooks), scheduled or as a local activity's marker.
+ * inside a run-start activity (prepareRun: context and hooks; firstModelCall: that and the first
+ * model call), scheduled or as a local activity's marker.
  */
-const ASSEMBLING = new Set(['assembleContext', 'prepareRun']);
+const ASSEMBLING = new Set(['assembleContext', 'prepareRun', 'firstModelCall']);
 async function assembleCount(workflowId: string): Promise<number> {
   const history = await suite.env.client.workflow.getHandle(workflowId).fetchHistory();
   const decoder = new TextDecoder();

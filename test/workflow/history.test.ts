@@ -78,22 +78,27 @@ test('model calls carry only the new messages: history records each tool output 
   for (let i = 1; i <= n; i++) expect(lastRequest).toContain(`out${i}:xxxx`);
 
   const events = await historyOf(id);
-  const scheduled = events.filter(
-    (e) => baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') === 'callModel',
-  );
+  const typeOf = (e: (typeof events)[number]) =>
+    baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '');
+  const scheduled = events.filter((e) => typeOf(e) === 'callModel' || typeOf(e) === 'firstModelCall');
+  expect(scheduled.map(typeOf)).toEqual(['firstModelCall', ...Array<string>(n).fill('callModel')]);
   const modelInputs = scheduled.map((e) => payloadBytes(e.activityTaskScheduledEventAttributes?.input?.payloads));
-  expect(modelInputs).toHaveLength(n + 1);
-  // The system prompt travels once, with the first (full) call; later calls send only its hash.
+  // The system prompt is recorded once: the first call assembles it and returns it with its answer;
+  // no call sends it (later ones send its hash).
   const systems = scheduled.map((e) => {
     const data = e.activityTaskScheduledEventAttributes?.input?.payloads?.[0]?.data;
     return (JSON.parse(Buffer.from(data!).toString()) as { system?: string }).system;
   });
-  expect(systems[0]?.length).toBeGreaterThan(100);
-  expect(systems.slice(1).every((s) => s === undefined)).toBe(true);
-  // Tool results travel by reference: no model call input holds a tool output.
-  modelInputs.forEach((bytes, i) =>
-    expect(bytes - (i === 0 ? Buffer.byteLength(JSON.stringify(systems[0])) : 0)).toBeLessThan(2048),
+  expect(systems.every((s) => s === undefined)).toBe(true);
+  const first = events.find(
+    (e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(scheduled[0]?.eventId),
   );
+  const firstResult = JSON.parse(
+    Buffer.from(first!.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data!).toString(),
+  ) as { prepared?: { context?: { system?: string } } };
+  expect(firstResult.prepared?.context?.system?.length).toBeGreaterThan(100);
+  // Tool results travel by reference: no model call input holds a tool output.
+  modelInputs.forEach((bytes) => expect(bytes).toBeLessThan(2048));
   const total = events.reduce(
     (sum, e) =>
       sum +

@@ -111,7 +111,12 @@ test('history grows linearly: model call inputs stay small while the conversatio
     (p ?? []).reduce((s, x) => s + (x.data?.length ?? 0), 0);
   const events = history.events ?? [];
   const modelInputs = events
-    .filter((e) => baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') === 'callModel')
+    .filter((e) =>
+      // A run's first call also starts it (firstModelCall).
+      ['firstModelCall', 'callModel'].includes(
+        baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''),
+      ),
+    )
     .map((e) => size(e.activityTaskScheduledEventAttributes?.input?.payloads));
   expect(modelInputs).toHaveLength(n + 1);
   // The first call carries the system prompt and the prompt; each later one only its delta, never a tool output.

@@ -90,7 +90,12 @@ test('history grows linearly under the text protocol: each output is recorded ab
     (p ?? []).reduce((s, x) => s + (x.data?.length ?? 0), 0);
   const events = history.events ?? [];
   const modelInputs = events
-    .filter((e) => baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') === 'callModel')
+    .filter((e) =>
+      // A run's first call also starts it (firstModelCall).
+      ['firstModelCall', 'callModel'].includes(
+        baseActivityName(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''),
+      ),
+    )
     .map((e) => size(e.activityTaskScheduledEventAttributes?.input?.payloads));
   expect(modelInputs).toHaveLength(n + 1);
   // Each later call carries only its delta: the previous answer and one observation (the tool's

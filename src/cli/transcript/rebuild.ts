@@ -13,7 +13,6 @@ import {
 import type { ExecutionStatus, HistoryRecord } from './history';
 import type { TranscriptSubagent } from './subagents';
 
-
 /** Activities whose input is the conversation as a model call sends it. */
 const MODEL_CALLS = new Set(['callModel', 'firstModelCall', 'summarizeRun']);
 /** Where a compaction (or a drop of older turns at the hard cap) replaced the conversation. */
@@ -172,7 +171,10 @@ export class TranscriptBuilder {
     if (!resolved) return;
     const base = delta.full ? 0 : delta.baseLength;
     const baseHash = delta.full ? ROOT_HASH : delta.baseHash;
-    if (!this.observe(base, baseHash, resolved, base + resolved.length, delta.headHash)) return;
+    // A run start's call may come back without an answer (its prompt screened by hooks first, then
+    // sent again): what it sent counts as seen by the model only once it answered.
+    const seen = activityType === 'firstModelCall' ? base : base + resolved.length;
+    if (!this.observe(base, baseHash, resolved, seen, delta.headHash)) return;
     const instruction = typeof call?.['instruction'] === 'string' ? call['instruction'] : undefined;
     this.pending.set(eventId, {
       activityType,
