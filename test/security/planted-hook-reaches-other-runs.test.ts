@@ -63,8 +63,8 @@ test.each([
     expect(attackEnd.result?.error?.type).toBe(ErrorTypes.WorkspaceRefused);
     expect(attackEnd.message).toContain("worker's own files");
     expect(attackEnd.message).toContain("the worker's hooks settings file");
-    // Refused at start: no model call, no tool, nothing written.
-    expect(await scheduledActivities(attack)).toEqual([]);
+    // Refused at start (run start's activity answered with the refusal): no model call, no tool, nothing written.
+    expect(await scheduledActivities(attack)).toEqual(['firstModelCall']);
     expect(model.requests).toHaveLength(0);
     expect(existsSync(settingsFile)).toBe(false);
 
