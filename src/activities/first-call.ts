@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type {
   CallModelInput,
@@ -26,7 +27,11 @@ export interface FirstModelCallDeps {
 export function createFirstModelCall(deps: FirstModelCallDeps) {
   return async function firstModelCall(input: FirstModelCallInput): Promise<FirstModelCallOutput> {
     const { prepare, ...call } = input;
+    const ctx = Context.current();
     let prepared: PrepareRunOutput;
+    // Run start is quick, but MCP servers may take their connect timeout: it heartbeats like a model
+    // call waiting (40 % of the heartbeat timeout), so it is neither timed out nor deaf to a cancel.
+    const beat = setInterval(() => ctx.heartbeat({ phase: 'run start' }), heartbeatGapMs(ctx));
     try {
       prepared = await deps.prepareRun(prepare);
     } catch (error) {
@@ -34,11 +39,21 @@ export function createFirstModelCall(deps: FirstModelCallDeps) {
         return { refused: error.message };
       }
       throw error;
+    } finally {
+      clearInterval(beat);
     }
     if (mustActFirst(prepared)) return { prepared };
+    // Cancelled (an interrupt) or timed out while run start ran: the prompt is not sent.
+    ctx.cancellationSignal.throwIfAborted();
     // The assembled prompt is this call's system prompt; the cache keeps it with the conversation.
     return { prepared, response: await deps.callModel({ ...call, system: prepared.context.system }) };
   };
+}
+
+/** How often run start heartbeats: 40 % of the activity's heartbeat timeout (a model call's longest gap). */
+function heartbeatGapMs(ctx: Context): number {
+  const timeout = ctx.info.heartbeatTimeoutMs;
+  return Math.max(200, Math.floor(0.4 * (timeout && timeout > 0 ? timeout : 20_000)));
 }
 
 /** Whether the workflow must act on run start before the first model call. */

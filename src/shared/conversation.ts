@@ -18,8 +18,8 @@ export const ROOT_HASH = '0';
  * What the workflow sends in place of a hash while it replays: a replayed activity's input is
  * rebuilt but not sent, so hashing it would be wasted. Not quite never sent, though: when a run is
  * rebuilt, the SDK can flag as replaying the activation whose commands are new (seen for the first
- * model call, scheduled right after the `prepareRun` local activity's recorded result), so such a
- * call reaches a worker with this value. The worker then accepts a full load unchecked (its messages
+ * model call of a run started by `prepareRun`, scheduled right after that local activity's recorded
+ * result), so such a call reaches a worker with this value. The worker then accepts a full load unchecked (its messages
  * travel inline) and answers a delta with a cache miss, after which the workflow resends in full.
  */
 export const UNHASHED = 'replay';

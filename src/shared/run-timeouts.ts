@@ -58,7 +58,7 @@ export const runTimeoutsSchema = onFirstUse('run-timeouts', () =>
 
 export type RunTimeouts = z.output<ReturnType<typeof runTimeoutsSchema>>;
 
-/** Options of the model activities (`callModel`, `summarizeRun`) for a run. */
+/** Options of the model activities (`firstModelCall`, `callModel`, `summarizeRun`) for a run. */
 export function modelActivityOptions(timeouts: RunTimeouts = {}): ActivityOptions {
   return {
     startToCloseTimeout: MODEL_START_TO_CLOSE_TIMEOUT,

@@ -59,6 +59,9 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
       ...this.runAttributes(),
       ...(typeof input.maxTokens === 'number' ? { 'gen_ai.request.max_tokens': input.maxTokens } : {}),
       'durable_agent.call': type === 'summarizeRun' ? 'summary' : 'turn',
+      // The run's first call also starts it (workspace, system prompt, hooks, MCP): its span and
+      // duration include that.
+      ...(type === 'firstModelCall' ? { 'durable_agent.run_start': true } : {}),
     };
     if (this.settings.content) {
       if (typeof input.system === 'string') attributes['gen_ai.system_instructions'] = contentText(input.system);

@@ -59,6 +59,8 @@ export async function agentLoop(run: Run): Promise<LoopExit> {
     }
     const response = await modelStep(run);
     if (response instanceof LoopExit) return response;
+    // Run start came back without an answer (steps/start.ts): the checks above, then the call.
+    if (response === undefined) continue;
     const exit = await handleTurn(run, response);
     if (exit) return exit;
   }

@@ -9,7 +9,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { FunctionHooks } from '../../src/hooks';
-import { ScriptedModel, text } from '../../src/models/scripted';
+import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
+import { eventsQuery } from '../../src/shared';
 import { baseActivityName } from '../../src/shared/activity-names';
 import type { FirstModelCallOutput } from '../../src/shared/activity-io';
 import { runResult } from '../support/run-helpers';
@@ -92,11 +93,16 @@ test('UserPromptSubmit hooks: run start comes back without an answer, the hook s
     UserPromptSubmit: [{ run: (e) => ({ hookSpecificOutput: { additionalContext: `ctx-for:${e.prompt}` } }) }],
   };
   const model = new ScriptedModel([text('Screened.')]);
+  let announced: number[] = [];
   const handle = await withWorker(suite.env, { model, deps: { hooks, settingsFile } }, async (tq) => {
     const h = await start(tq, { prompt: 'hello' });
     expect((await runResult(h)).finalText).toBe('Screened.');
+    // One model call, announced once (queried while a worker is up).
+    const { events } = await h.query(eventsQuery, {});
+    announced = events.flatMap((e) => (e.kind === 'model_call_started' ? [e.iteration] : []));
     return h;
   });
+  expect(announced).toEqual([1]);
   const events = await historyOf(handle.workflowId);
   expect(activities(events)).toEqual(['firstModelCall', 'runHook', 'callModel']);
   const first = firstCallResult(events);
@@ -106,6 +112,23 @@ test('UserPromptSubmit hooks: run start comes back without an answer, the hook s
   expect(JSON.stringify(model.requests[0]?.messages[0])).toContain('ctx-for:hello');
   expect(model.requests[0]?.system).toBe(first.prepared?.context.system);
   await expectReplays(handle.workflowId, [handle.firstExecutionRunId]);
+});
+
+test('a UserPromptSubmit hook that stops the run on the first prompt: the model is never called', async () => {
+  const hooks: FunctionHooks = { UserPromptSubmit: [{ run: () => ({ continue: false, stopReason: 'not today' }) }] };
+  const model = new ScriptedModel([toolUse([{ id: 'toolu_1', name: 'read_file', input: { path: 'x' } }])]);
+  const handle = await withWorker(suite.env, { model, deps: { hooks, settingsFile } }, async (tq) => {
+    const h = await start(tq, { prompt: 'hello' });
+    expect(await runResult(h)).toMatchObject({ exitReason: 'interrupted' });
+    return h;
+  });
+  expect(model.requests).toHaveLength(0);
+  // Run start, the hook, and (the run ends interrupted) its final messages kept: no model or tool call.
+  expect(activities(await historyOf(handle.workflowId))).toEqual([
+    'firstModelCall',
+    'runHook',
+    'local:keepFinalMessages',
+  ]);
 });
 
 test('a run that must do something else before its first call (compact a long prompt) starts the other way first', async () => {

@@ -11,7 +11,11 @@ import { agentActivities } from './activity-proxy';
 
 /** What run start learnt besides the context (which it keeps in the run's state). */
 export interface Prepared {
-  /** The queue of the worker running the workflow (prepareRun is a local activity): the first model call goes there. */
+  /**
+   * The queue of the worker running the workflow, when run start was the `prepareRun` local activity:
+   * the first model call goes there. Unset when it went with the first model call (`firstModelCall`,
+   * steps/start.ts): that call's answer names its worker's queue instead.
+   */
   workerQueue?: string;
   /** The worker refused the run's workspace (its rules, its roots): the run fails at start with this message. */
   refused?: string;

@@ -47,6 +47,8 @@ export class Run {
   readonly scope = new CancellationScope();
   /** A new run's start, waiting to go with its first model call (steps/start.ts); undefined once started. */
   startWith: PrepareRunInput | undefined;
+  /** The iteration whose `model_call_started` was emitted last (steps/model-step.ts): one per iteration. */
+  announcedCall = 0;
   /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
   sandboxWarning: string | undefined;
   readonly emit: (event: RunEventInput) => void;

@@ -8,6 +8,7 @@ import { offerTask } from '../subagents';
 import { compactionDue } from './compaction';
 import { shouldContinueAsNew } from './hand-over';
 import { screenPrompt } from './intake';
+import { announceCall } from './model-step';
 
 /**
  * Run start: the system prompt and hooks (assembled once per run, carried after), the `task` tool's
@@ -51,29 +52,28 @@ export async function startNow(run: Run): Promise<LoopExit | undefined> {
 }
 
 /**
- * The first model call with the run's start. `call`: the iteration's model call as the loop makes
- * it, for when the worker prepared the run but left the call to the workflow.
+ * The first model call with the run's start. Undefined: the worker prepared the run but left the
+ * call to the workflow (UserPromptSubmit hooks screened the prompt, MCP tools were taken); the loop
+ * goes round once more, so its checks (an interrupt, a hook's request to stop, a message) come
+ * before the call, as they do before every call.
  */
 export async function firstCall(
   run: Run,
-  call: (run: Run) => Promise<CallModelOutput | LoopExit>,
   answered: (run: Run, response: CallModelOutput) => CallModelOutput,
   failed: (run: Run, err: unknown) => LoopExit,
-): Promise<CallModelOutput | LoopExit> {
+): Promise<CallModelOutput | LoopExit | undefined> {
   const prepare = run.startWith!;
   run.startWith = undefined;
-  const iteration = run.state.iteration + 1;
-  run.emit({ kind: 'model_call_started', iteration });
-  const outcome = await run.modelCalls.first<FirstModelCallOutput | LoopExit>(iteration, prepare, {
+  announceCall(run);
+  const outcome = await run.modelCalls.first<FirstModelCallOutput | LoopExit>(run.state.iteration + 1, prepare, {
     ok: (result) => result,
     fail: (err) => failed(run, err),
   });
   if (outcome instanceof LoopExit) return outcome;
   const exit = await started(run, preparedBy(run, outcome));
   if (exit) return exit;
-  // Screened by UserPromptSubmit hooks (or MCP tools taken) first: the call is made now.
-  if (outcome.response === undefined || run.hooks.has('UserPromptSubmit')) return call(run);
-  return answered(run, outcome.response);
+  // The worker answers only when nothing had to come first (it read the same hooks: src/activities/first-call.ts).
+  return outcome.response === undefined ? undefined : answered(run, outcome.response);
 }
 
 function preparedBy(run: Run, outcome: FirstModelCallOutput): Prepared {
