@@ -49,7 +49,7 @@ export async function agentLoop(run: Run): Promise<LoopExit> {
         message: `the conversation does not fit the context window of ${settings.model} (${settings.contextWindow} tokens) even right after compaction`,
       });
     }
-    if (shouldContinueAsNew(run.input.continueAsNewAfter)) await handOver(run);
+    if (shouldContinueAsNew(run.input.continueAsNewAfter, run.calledModel)) await handOver(run);
     const limit = state.limitReached({ ...settings, perMessage: settings.session });
     if (limit === 'run') return new LoopExit('max_iterations', await closingSummary(run));
     if (limit === 'message') {

@@ -152,3 +152,30 @@ test('a run that must do something else before its first call (compact a long pr
 async function realPath(p: string): Promise<string> {
   return (await import('node:fs/promises')).realpath(p);
 }
+
+test('a prompt larger than continueAsNewAfter.bytes: each execution calls the model before it hands over, and the run ends', async () => {
+  const prompt = `Read this first: ${'lorem ipsum '.repeat(1200)}`;
+  const model = new ScriptedModel([
+    toolUse([{ id: 'toolu_1', name: 'read_file', input: { path: 'missing.txt' } }]),
+    text('Read it.'),
+  ]);
+  const outcome = await withWorker(suite.env, { model, deps: { settingsFile } }, async (tq) => {
+    const h = await start(tq, { prompt, continueAsNewAfter: { bytes: 10_000 } });
+    // Before 0.3.0 every execution handed over at once, forever: bounded here so a regression fails, not hangs.
+    const ended = await Promise.race([
+      runResult(h),
+      new Promise<'still handing over'>((r) => setTimeout(() => r('still handing over'), 20_000)),
+    ]);
+    if (ended === 'still handing over') await h.terminate('test: still handing over');
+    return { ended, h };
+  });
+  expect(outcome.ended).toMatchObject({ exitReason: 'completed', finalText: 'Read it.' });
+  expect(model.requests).toHaveLength(2);
+  // One hand-over, after the first call: two executions.
+  const firstExecution = await historyOf(outcome.h.workflowId, outcome.h.firstExecutionRunId);
+  const next = firstExecution.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+  expect(next).toBeTruthy();
+  const second = await historyOf(outcome.h.workflowId, next!);
+  expect(second.at(-1)?.workflowExecutionCompletedEventAttributes).toBeTruthy();
+  await expectReplays(outcome.h.workflowId, [outcome.h.firstExecutionRunId, next!]);
+});

@@ -49,6 +49,8 @@ export class Run {
   startWith: PrepareRunInput | undefined;
   /** The iteration whose `model_call_started` was emitted last (steps/model-step.ts): one per iteration. */
   announcedCall = 0;
+  /** This execution had a model call answered: the run's own continue-as-new limits count from then (steps/hand-over.ts). */
+  calledModel = false;
   /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
   sandboxWarning: string | undefined;
   readonly emit: (event: RunEventInput) => void;

@@ -14,13 +14,19 @@ export function handOverSuggested(): boolean {
   return now.continueAsNewSuggested || now.targetWorkerDeploymentVersionChanged;
 }
 
-/** The run continues as new when Temporal suggests it or when the run's own limits say so. */
-export function shouldContinueAsNew(limits: AgentRunInput['continueAsNewAfter']): boolean {
+/**
+ * The run continues as new when Temporal suggests it or when the run's own limits say so. The
+ * run's own limits count only once this execution has called the model (`called`): an execution
+ * starts with the run's input and carried state in its history, and a run whose prompt alone
+ * passed `continueAsNewAfter.bytes` handed over at once in every execution, forever (0.3.0).
+ */
+export function shouldContinueAsNew(limits: AgentRunInput['continueAsNewAfter'], called: boolean): boolean {
+  if (handOverSuggested()) return true;
+  if (!called || limits === undefined) return false;
   const now = workflowInfo();
   return (
-    handOverSuggested() ||
-    (limits?.events !== undefined && now.historyLength >= limits.events) ||
-    (limits?.bytes !== undefined && now.historySize >= limits.bytes)
+    (limits.events !== undefined && now.historyLength >= limits.events) ||
+    (limits.bytes !== undefined && now.historySize >= limits.bytes)
   );
 }
 

@@ -46,6 +46,7 @@ function answered(run: Run, response: CallModelOutput): CallModelOutput {
   const { state, emit } = run;
   const { conversation } = state;
   run.modelCalls.noteRoute(response);
+  run.calledModel = true;
   state.iteration += 1;
   state.turnIterations += 1;
   run.toolCalls.reportedLocalTools = new Set(response.localTools ?? []);

@@ -39,7 +39,7 @@ export function startCannotWait(run: Run): boolean {
   return (
     state.inbox.count > 0 ||
     compactionDue(run) ||
-    shouldContinueAsNew(run.input.continueAsNewAfter) ||
+    shouldContinueAsNew(run.input.continueAsNewAfter, run.calledModel) ||
     state.limitReached({ ...settings, perMessage: settings.session }) !== undefined
   );
 }
