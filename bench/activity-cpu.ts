@@ -5,12 +5,12 @@ import { createActivities } from '../src/activities';
 import type { ModelProvider } from '../src/models/types';
 import { baseActivityName } from '../src/shared/activity-names';
 import type { ModelResponse } from '../src/shared/messages';
-import { settle, startRun, uniqueName } from './context';
+import { uniqueName } from './context';
 import { createNaiveActivities } from './naive-activities';
 import { createBenchModel, createBenchRegistry } from './scenario';
 import { bundleBenchWorkflows, connectBenchClient, connectBenchWorker, makeWorkDir, startBenchServer } from './server';
 import { median } from './stats';
-import { createBenchWorker, installQuietRuntime, withWorkers, type Subject } from './workers';
+import { installQuietRuntime, runOnce, type Subject } from './workers';
 
 const ITERATIONS = 10;
 const OUTPUT_BYTES = 1024;
@@ -104,7 +104,7 @@ async function record(workDir: string, log: (m: string) => void): Promise<Map<Su
           },
         },
       });
-      const worker = await createBenchWorker({
+      const { workflowId } = await runOnce(client, {
         connection,
         taskQueue,
         bundlePath,
@@ -113,18 +113,8 @@ async function record(workDir: string, log: (m: string) => void): Promise<Map<Su
         workspace: workDir,
         eager: true,
         workerOptions: { interceptors: { activity: [recorder] } },
-      });
-      let workflowId = '';
-      await withWorkers([worker], async () => {
-        const handle = await startRun(client, {
-          subject,
-          taskQueue,
-          iterations: ITERATIONS,
-          outputBytes: OUTPUT_BYTES,
-        });
-        workflowId = handle.workflowId;
-        const outcome = await settle(handle, 120_000);
-        if (!outcome.ok) throw new Error(`the ${subject} run did not complete: ${outcome.error}`);
+        iterations: ITERATIONS,
+        outputBytes: OUTPUT_BYTES,
       });
       // The run's ids (conversation and tool-result keys) become a placeholder each replayed run fills in.
       for (const call of recording.calls) call.args = call.args.split(workflowId).join('{{run}}');

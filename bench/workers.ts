@@ -4,6 +4,8 @@ import type { ModelProvider } from '../src/models/types';
 import type { ToolRegistry } from '../src/tools';
 import { DEFAULT_NAMESPACE } from '../src/shared';
 import { createAgentWorker, type AgentWorker } from '../src/worker';
+import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { settle, startRun } from './context';
 import { createNaiveActivities } from './naive-activities';
 import { createBenchRegistry } from './scenario';
 import { naiveBundleOf } from './server';
@@ -88,4 +90,27 @@ export async function withWorkers<T>(workers: BenchWorker[], fn: () => Promise<T
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     await Promise.allSettled(running);
   }
+}
+
+/**
+ * One run of the bench agent, start to end, on a worker of its own (shut down after): the recording
+ * step of the benches that then replay it without a server (workflow-cpu, activity-cpu).
+ */
+export async function runOnce(
+  client: Client,
+  options: BenchWorkerOptions & { iterations: number; outputBytes: number },
+): Promise<WorkflowHandleWithFirstExecutionRunId> {
+  const { iterations, outputBytes, ...workerOptions } = options;
+  const worker = await createBenchWorker(workerOptions);
+  return withWorkers([worker], async () => {
+    const handle = await startRun(client, {
+      subject: options.subject,
+      taskQueue: options.taskQueue,
+      iterations,
+      outputBytes,
+    });
+    const outcome = await settle(handle, 120_000);
+    if (!outcome.ok) throw new Error(`the ${options.subject} run did not complete: ${outcome.error}`);
+    return handle;
+  });
 }

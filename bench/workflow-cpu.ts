@@ -1,6 +1,6 @@
 import { promiseHooks } from 'node:v8';
 import { Worker } from '@temporalio/worker';
-import { settle, startRun, uniqueName } from './context';
+import { uniqueName } from './context';
 import type { History } from './history';
 import { createBenchModel } from './scenario';
 import {
@@ -12,7 +12,7 @@ import {
   startBenchServer,
 } from './server';
 import { median } from './stats';
-import { createBenchWorker, installQuietRuntime, withWorkers, type Subject } from './workers';
+import { installQuietRuntime, runOnce, type Subject } from './workers';
 
 const ITERATIONS = 10;
 const OUTPUT_BYTES = 1024;
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   try {
     for (const subject of ['ours', 'naive'] as const) {
       const taskQueue = uniqueName(`workflow-cpu-${subject}`);
-      const worker = await createBenchWorker({
+      const handle = await runOnce(client, {
         connection,
         taskQueue,
         bundlePath,
@@ -52,18 +52,10 @@ async function main(): Promise<void> {
         model: createBenchModel({ calls: ITERATIONS + 4 }),
         workspace: workDir,
         eager: true,
+        iterations: ITERATIONS,
+        outputBytes: OUTPUT_BYTES,
       });
-      await withWorkers([worker], async () => {
-        const handle = await startRun(client, {
-          subject,
-          taskQueue,
-          iterations: ITERATIONS,
-          outputBytes: OUTPUT_BYTES,
-        });
-        const outcome = await settle(handle, 120_000);
-        if (!outcome.ok) throw new Error(`the ${subject} run did not complete: ${outcome.error}`);
-        histories.set(subject, await handle.fetchHistory());
-      });
+      histories.set(subject, await handle.fetchHistory());
     }
   } finally {
     await client.connection.close();

@@ -47,8 +47,8 @@ export class Run {
   readonly scope = new CancellationScope();
   /** A new run's start, waiting to go with its first model call (steps/start.ts); undefined once started. */
   startWith: PrepareRunInput | undefined;
-  /** The iteration whose `model_call_started` was emitted last (steps/model-step.ts): one per iteration. */
-  announcedCall = 0;
+  /** The iteration whose `model_call_started` was emitted last ({@link announceCall}). */
+  private announcedCall = 0;
   /** This execution had a model call answered: the run's own continue-as-new limits count from then (steps/hand-over.ts). */
   calledModel = false;
   /** Set from the worker when its bash runs unsandboxed or cannot run: the run's details say so. */
@@ -138,6 +138,17 @@ export class Run {
     this.toolCalls.useWorkspace(workspace);
     this.hooks.useWorkspace(workspace);
     this.mcp.useWorkspace(workspace);
+  }
+
+  /**
+   * The iteration's `model_call_started`, once: a run whose first activity started it without an
+   * answer (steps/start.ts) calls the model again for the same iteration.
+   */
+  announceCall(): void {
+    const iteration = this.state.iteration + 1;
+    if (this.announcedCall === iteration) return;
+    this.announcedCall = iteration;
+    this.emit({ kind: 'model_call_started', iteration });
   }
 
   /** Usage and cost of a call; an iteration's call (`judge`) also decides whether compaction is due. */

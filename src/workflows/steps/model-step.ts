@@ -16,22 +16,11 @@ export function modelStep(run: Run): Promise<CallModelOutput | LoopExit | undefi
   // A new run's first call carries its start (steps/start.ts); undefined: started, not answered yet.
   if (run.startWith) return firstCall(run, answered, callFailed);
   const { state } = run;
-  announceCall(run);
+  run.announceCall();
   return run.modelCalls.call<CallModelOutput | LoopExit>(state.iteration + 1, {
     ok: (response) => answered(run, response),
     fail: (err: unknown) => callFailed(run, err),
   });
-}
-
-/**
- * The iteration's `model_call_started`, once: a run whose first activity started it without an
- * answer (steps/start.ts) calls the model again for the same iteration.
- */
-export function announceCall(run: Run): void {
-  const iteration = run.state.iteration + 1;
-  if (run.announcedCall === iteration) return;
-  run.announcedCall = iteration;
-  run.emit({ kind: 'model_call_started', iteration });
 }
 
 function callFailed(run: Run, err: unknown): LoopExit {

@@ -8,7 +8,6 @@ import { offerTask } from '../subagents';
 import { compactionDue } from './compaction';
 import { shouldContinueAsNew } from './hand-over';
 import { screenPrompt } from './intake';
-import { announceCall } from './model-step';
 
 /**
  * Run start: the system prompt and hooks (assembled once per run, carried after), the `task` tool's
@@ -64,7 +63,7 @@ export async function firstCall(
 ): Promise<CallModelOutput | LoopExit | undefined> {
   const prepare = run.startWith!;
   run.startWith = undefined;
-  announceCall(run);
+  run.announceCall();
   const outcome = await run.modelCalls.first<FirstModelCallOutput | LoopExit>(run.state.iteration + 1, prepare, {
     ok: (result) => result,
     fail: (err) => failed(run, err),
