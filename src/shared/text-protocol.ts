@@ -135,12 +135,19 @@ export function withoutOpeningFence(text: string): string {
 /** The user message that carries a tool's result back to the model. */
 export function formatObservation(name: string, content: string, isError: boolean, strictEscape = true): string {
   const status = isError ? ' status="error"' : '';
-  // Tool output is data: it cannot close the observation and forge another one, however it spells
-  // the closing tag (`</ observation>`, `< /OBSERVATION >`). Runs recorded before escaped only `</observation`.
-  const safe = strictEscape
-    ? content.replace(/<\s*\/\s*observation/gi, '<\\/observation')
-    : content.replace(/<\/observation/gi, '<\\/observation');
+  // Tool output is data (and often text the model wrote: a file, a command's echo): it cannot close
+  // the observation, however it spells the closing tag (`</ observation>`, `< /OBSERVATION >`), nor
+  // open one that looks like the run's own (`<observation tool="bash">`). Runs recorded before
+  // escaped only `</observation`.
+  const safe = strictEscape ? escapeObservationTags(content) : content.replace(/<\/observation/gi, '<\\/observation');
   return `<observation tool="${escapeAttribute(name)}"${status}>\n${safe}\n</observation>`;
+}
+
+/** Text inside an observation: any spelling of an opening or closing `observation` tag made inert. */
+export function escapeObservationTags(text: string): string {
+  return text
+    .replace(/<\s*\/\s*observation/gi, '<\\/observation')
+    .replace(/<\s*observation(?=[\s>/]|$)/gi, '<\\observation');
 }
 
 interface Block {
@@ -308,7 +315,8 @@ function skipSpace(text: string, from: number): number {
 function malformed(reason: string, toolNames: readonly string[]): ParsedToolReply {
   const available = toolNames.length > 0 ? toolNames.join(', ') : '(none)';
   const content =
-    `Your reply could not be run as a tool call: ${reason}.\n` +
+    // The reason may quote the model's own text (a tool name, its JSON): it cannot forge a tag either.
+    `Your reply could not be run as a tool call: ${escapeObservationTags(reason)}.\n` +
     `To call a tool, reply with exactly one block in this format, the parameters being one JSON object:\n` +
     `${TOOL_CALL_FORMAT}\n` +
     `Available tools: ${available}.\n` +
