@@ -6,7 +6,7 @@ import { sandboxedShellArgs } from '../sandbox/spawn';
 import { holdWorkspace, type HeldWorkspace } from '../tools/held-workspace';
 
 /**
- * Runs one command hook: `bash -c command` in the workspace, the event as JSON on stdin, in its own
+ * Runs one command hook: `bash --norc --noprofile -c command` in the workspace, the event as JSON on stdin, in its own
  * process group tracked by the worker's process registry (so a timeout, a cancel or the worker's
  * shutdown kills it and all it started). Output is bounded: a hook printing more than
  * {@link MAX_HOOK_OUTPUT_BYTES} on a stream is killed and counts as failed, so no hook can fill the
@@ -67,6 +67,9 @@ function projectVars(workspace: string): Record<string, string> {
   return { DURABLE_AGENT_PROJECT_DIR: workspace, CLAUDE_PROJECT_DIR: workspace };
 }
 
+/** An unsandboxed hook's shell: no startup file is read (the sandboxed shell reads none either). */
+const UNSANDBOXED_SHELL_ARGS = (command: string) => ['--norc', '--noprofile', '-c', command];
+
 function spawnHook(spec: CommandSpec, reservation: CallReservation | undefined, held: HeldWorkspace | undefined) {
   const options = { cwd: spec.workspace, detached: true, stdio: ['pipe', 'pipe', 'pipe'] as ['pipe', 'pipe', 'pipe'] };
   if (reservation && held && spec.sandbox?.status.bwrap) {
@@ -81,7 +84,9 @@ function spawnHook(spec: CommandSpec, reservation: CallReservation | undefined, 
     return { child: spawn('/bin/bash', args, { ...options, cwd: '/', env: bwrapProcessEnv() }), sandboxed: true };
   }
   const env = spec.sandbox ? { ...hookEnv(spec.workspace), ...sandboxEnvOverrides() } : hookEnv(spec.workspace);
-  return { child: spawn('bash', ['-c', spec.command], { ...options, env }), sandboxed: false };
+  // Its stdin is a socket pair, which bash takes for a remote shell and so sources ~/.bashrc:
+  // whatever the worker's user exports there would undo the clean environment above.
+  return { child: spawn('bash', UNSANDBOXED_SHELL_ARGS(spec.command), { ...options, env }), sandboxed: false };
 }
 
 /**
