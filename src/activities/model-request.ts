@@ -3,6 +3,7 @@ import type { CallModelInput } from '../shared/activity-io';
 import { ErrorTypes } from '../shared/constants';
 import type { Message, ModelRequest, ToolChoice, ToolSpec } from '../shared/messages';
 import { renderToolDefinitions } from '../shared/text-protocol';
+import { wellFormedJson } from '../shared/well-formed';
 import type { ConversationCache } from './conversation-cache';
 
 /**
@@ -10,6 +11,11 @@ import type { ConversationCache } from './conversation-cache';
  * kept with the cached conversation), the tools, and how the model calls them. Under the text
  * protocol (`toolProtocol: 'xml'`) the tools are described in the system prompt instead of the
  * API's `tools`, so a model without native tool calling can use them (docs/models.md, the text tool protocol).
+ *
+ * This is where every provider's request is built, so every string that leaves for a provider is
+ * made well-formed here (a lone UTF-16 surrogate becomes U+FFFD, `src/shared/well-formed.ts`): text a
+ * tool, a file, a hook, an MCP server or a client produced is data, and one broken emoji in it must
+ * not make the provider refuse the request and fail the run (docs/limits.md).
  */
 export function modelRequest(
   input: Omit<CallModelInput, 'toolChoice'>,
@@ -24,13 +30,13 @@ export function modelRequest(
       tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema })),
     );
     return {
-      request: {
+      request: wellFormedJson<ModelRequest>({
         model: input.model,
         system: system ? `${system}\n\n${definitions}` : definitions,
         messages,
         tools: [],
         maxTokens: input.maxTokens,
-      },
+      }),
       system,
     };
   }
@@ -42,7 +48,7 @@ export function modelRequest(
     );
   }
   return {
-    request: {
+    request: wellFormedJson<ModelRequest>({
       model: input.model,
       ...(system !== undefined ? { system } : {}),
       messages,
@@ -50,7 +56,7 @@ export function modelRequest(
       ...(toolChoice ? { toolChoice } : {}),
       maxTokens: input.maxTokens,
       ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
-    },
+    }),
     system,
   };
 }

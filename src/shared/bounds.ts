@@ -48,7 +48,9 @@ export function cutBytes(text: string, maxBytes: number, marker = '…'): string
     if (utf8Length(text.slice(0, mid)) <= budget) lo = mid;
     else hi = mid - 1;
   }
-  return cutChars(text.slice(0, lo), lo, '') + marker;
+  // Never half a surrogate pair: a prefix ending in a high surrogate loses it.
+  const code = text.charCodeAt(lo - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? lo - 1 : lo) + marker;
 }
 
 /**

@@ -3,6 +3,7 @@ import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
 import { trySpillText } from './spill';
 import type { ToolSpec } from '../shared/messages';
 import { truncateTail } from './text';
+import { cutPrefix } from '../shared/well-formed';
 import type { SideEffect, Tool, ToolContext, ToolOutput, ToolResult } from './types';
 
 /** JSON Schema as the Anthropic API wants it for a tool's `input_schema`. */
@@ -203,7 +204,7 @@ export class ToolRegistry {
         'path' in spilled
           ? `\n[The full output (${result.content.length} characters) is saved in ${spilled.path}: ` +
             'page through it with read_file (offset/limit) or search it with grep.]'
-          : `\n[${spilled.error.slice(0, MAX_SPILL_NOTE_CHARS)}]`;
+          : `\n[${cutPrefix(spilled.error, MAX_SPILL_NOTE_CHARS)}]`;
       return {
         content: truncateTail(result.content, MAX_TOOL_OUTPUT_CHARS - note.length) + note,
         isError: result.isError,

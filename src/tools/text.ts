@@ -1,7 +1,9 @@
 /**
  * Small text helpers shared by the tools: every tool reports to a model through a bounded amount
- * of text, so truncation and line numbering are done the same way everywhere.
+ * of text, so truncation and line numbering are done the same way everywhere. Every cut falls on a
+ * code point boundary: half an emoji would be a lone surrogate, which providers refuse.
  */
+import { cutPrefix } from '../shared/well-formed';
 
 /** Width of the line-number column in `cat -n` style output (as `cat -n` itself uses). */
 const LINE_NUMBER_WIDTH = 6;
@@ -17,7 +19,8 @@ export function numberedLine(lineNumber: number, text: string): string {
  */
 export function truncateLine(line: string, max: number, fullLength = line.length): string {
   if (fullLength <= max) return line;
-  return `${line.slice(0, max)}… [line truncated: ${fullLength - max} more characters]`;
+  const kept = cutPrefix(line, max);
+  return `${kept}… [line truncated: ${fullLength - kept.length} more characters]`;
 }
 
 /**
@@ -28,8 +31,8 @@ export function truncateTail(text: string, max: number): string {
   if (text.length <= max) return text;
   const note = (omitted: number) => `\n\n[Output truncated: ${omitted} of ${text.length} characters omitted.]`;
   // The note's length depends on the number it prints; size it with the worst case first.
-  const keep = Math.max(0, max - note(text.length).length);
-  return text.slice(0, keep) + note(text.length - keep);
+  const kept = cutPrefix(text, Math.max(0, max - note(text.length).length));
+  return kept + note(text.length - kept.length);
 }
 
 /** Split text into lines the way `cat` counts them: a trailing newline does not start a new line. */

@@ -165,6 +165,18 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
         );
         return;
       }
+      // As the real API: a body whose JSON holds a lone UTF-16 surrogate (`\ud800` with no low half) is refused.
+      if (holdsLoneSurrogate(body)) {
+        sendError(
+          res,
+          400,
+          'invalid_request_error',
+          'The request body is not valid JSON: no low surrogate in string',
+          {},
+          `req_fake_${counter}`,
+        );
+        return;
+      }
       const behaviour = queue.shift();
       const fields = typeof body === 'object' && body !== null ? (body as { stream?: unknown; model?: unknown }) : {};
       const stream = fields.stream === true;
@@ -191,6 +203,13 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string')
+    return /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value);
+  if (typeof value !== 'object' || value === null) return false;
+  return Object.entries(value).some(([key, item]) => holdsLoneSurrogate(key) || holdsLoneSurrogate(item));
 }
 
 interface RequestInfo {
