@@ -1,15 +1,17 @@
 import type { Client } from '@temporalio/client';
 import { connectClient } from '../client';
 import { describeConnection, mayStartEmbeddedServer, type TemporalConfig } from '../config';
-import { isReachable, startBackgroundDevServer } from '../server/dev-server';
-import { type AgentWorker, connectWorker, createAgentWorker, defaultActivityDeps } from '../worker';
+import { isReachable, parseAddress, startBackgroundDevServer } from '../server/dev-server';
+import { type AgentWorker, connectWorker } from '../worker';
 import { rootProblem, rootsFromEnv } from '../tools/workspace-roots';
+import { webUiBase, noteWebUi } from './web-ui';
+import { cliWorkerParts, closeCliWorkers, createCliWorker } from './worker-assembly';
 import { installWorkerRuntime } from './worker-command';
 
 /**
  * Connects to Temporal. When nothing answers at a loopback address and neither TLS nor an API key is
- * configured, starts the embedded dev server in the background (SQLite persistence, Web UI on :8233)
- * so a newcomer needs no other step. A server that was configured (TLS, API key, another host) and
+ * configured, starts the embedded dev server in the background (SQLite persistence, Web UI on the
+ * server's port + 1000: 8233 for 7233) so a newcomer needs no other step. A server that was configured (TLS, API key, another host) and
  * does not answer is an error: standing in a plaintext dev server for it would hide the mistake.
  */
 export async function ensureServer(config: TemporalConfig, out: (line: string) => void): Promise<Client> {
@@ -22,30 +24,47 @@ export async function ensureServer(config: TemporalConfig, out: (line: string) =
     }
     out(`No Temporal server at ${config.address}: starting the embedded dev server in the background…`);
     const started = await startBackgroundDevServer({ address: config.address, namespace: config.namespace, log: out });
+    // Its UI is on the port + 1000 (devServerArgs), whatever an earlier `server --ui-port` noted for this address.
+    const { port } = parseAddress(config.address);
+    noteWebUi(config.address, `http://127.0.0.1:${port + 1000}`);
     out(`Temporal dev server up (pid ${started.pid}, database ${started.dbFile}, log ${started.logFile})`);
+    out(`Web UI: ${webUiBase(config.address)}`);
   }
   return connectClient(config);
 }
 
-/** A worker inside the CLI process, for the one-command experience. It stops when the CLI is done. */
+/**
+ * A worker inside the CLI process, for the one-command experience, made as `durable-agent worker`
+ * makes its own (`createCliWorker`: same activities, settings and telemetry). It stops when the CLI
+ * is done; `done` settles once it has stopped and sent the telemetry it buffered (the run's trace).
+ */
 export async function startInlineWorker(
   config: TemporalConfig,
   out: (line: string) => void,
   /** The run's workspace: the operator chose it on this command line, so this worker accepts it. */
   workspace?: string,
+  options: { debug?: boolean } = {},
 ): Promise<{ worker: AgentWorker; done: Promise<void> }> {
   // The worker shares the terminal with the run's progress, which already reports failed calls:
-  // only errors belong there. Ctrl-C is the CLI's to handle (it interrupts the run).
-  installWorkerRuntime({ shutdownSignals: [], level: 'ERROR' });
+  // only errors belong there (and, with --debug, the per-iteration lines). Ctrl-C is the CLI's to
+  // handle (it interrupts the run).
+  installWorkerRuntime({ shutdownSignals: [], level: 'ERROR', debug: options.debug ?? false });
+  const workerOptions = { config, workspaceRoots: inlineWorkspaceRoots(workspace), debug: options.debug ?? false };
+  const parts = cliWorkerParts(workerOptions);
   const connection = await connectWorker(config);
-  const worker = await createAgentWorker({
-    connection,
-    namespace: config.namespace,
-    taskQueue: config.taskQueue,
-    deps: { ...defaultActivityDeps(), workspaceRoots: inlineWorkspaceRoots(workspace) },
-  });
+  let worker: AgentWorker;
+  try {
+    worker = await createCliWorker(connection, workerOptions, parts);
+  } catch (e) {
+    await connection.close().catch(() => undefined);
+    await closeCliWorkers();
+    throw e;
+  }
   out(`Worker started in this process on task queue '${config.taskQueue}'`);
-  const done = worker.run().finally(() => connection.close());
+  const done = worker
+    .run()
+    .finally(() => connection.close())
+    .finally(closeCliWorkers);
   return { worker, done };
 }
 

@@ -11,19 +11,11 @@ import type { TemporalConfig } from '../config';
 import { isReachable } from '../server/dev-server';
 import { workerSettingsPath } from '../hooks';
 import { sandboxStatus } from '../sandbox';
-import { WorkspacePolicy } from '../tools/workspace-roots';
-import {
-  SHUTDOWN_FORCE_MARGIN_MS,
-  type AgentWorker,
-  connectWorker,
-  createAgentWorker,
-  defaultActivityDeps,
-  formatMs,
-  workerSettings,
-  type WorkerSettings,
-} from '../worker';
-import { shutdownTelemetryFromEnv } from '../telemetry/from-env';
+import { createMissingRoots, rootsFromEnv, WorkspacePolicy } from '../tools/workspace-roots';
+import { operatorFileOptions } from '../safe-fs/operator-files';
+import { SHUTDOWN_FORCE_MARGIN_MS, type AgentWorker, connectWorker, formatMs, type WorkerSettings } from '../worker';
 import { sdkMetricsFromEnv } from '../telemetry/sdk-metrics';
+import { closeCliWorkers, cliWorkerParts, createCliWorker } from './worker-assembly';
 
 export interface WorkerCommandOptions {
   config: TemporalConfig;
@@ -45,6 +37,8 @@ export interface WorkerCommandOptions {
   workspaceRoots?: string[];
   /** `--agents-dir DIR`: the operator's agent definitions (docs/subagents.md#defining-agents). */
   agentsDir?: string;
+  /** `--debug`: each iteration's sizes, timings and decisions in the worker's log (`DURABLE_AGENT_DEBUG=1`). */
+  debug?: boolean;
 }
 
 const DEFAULT_RETRY_INITIAL_MS = 1000;
@@ -65,22 +59,22 @@ const HEALTHY_RUN_MS = 60_000;
  */
 export async function runWorkerCommand(options: WorkerCommandOptions): Promise<number> {
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const settings = options.settings ?? workerSettings();
-  if (options.installRuntime !== false) installWorkerRuntime();
+  const parts = cliWorkerParts(options);
+  const { settings, deps } = parts;
+  if (options.installRuntime !== false) installWorkerRuntime({ debug: options.debug ?? false });
   const { address, namespace, taskQueue } = options.config;
-  const base = options.deps ?? defaultActivityDeps(settings);
-  const deps = {
-    ...base,
-    ...(options.workspaceRoots?.length ? { workspaceRoots: options.workspaceRoots } : {}),
-    ...(options.agentsDir !== undefined ? { agentsDir: options.agentsDir } : {}),
-  };
   let policy: WorkspacePolicy;
+  // `worker --workspace-root /srv/agents` on a fresh machine: a missing root is made, not refused.
+  for (const root of createMissingRoots(deps.workspaceRoots ?? rootsFromEnv() ?? [])) {
+    out(`Created the workspace root ${root} (mode 0700).`);
+  }
   try {
     // Checked before connecting: a root that is `/` or a system directory is the operator's mistake to fix.
     policy = new WorkspacePolicy({
       ...(deps.workspaceRoots ? { roots: deps.workspaceRoots } : {}),
       defaultRoot: deps.defaultWorkspace ?? process.cwd(),
       settingsFile: deps.settingsFile ?? workerSettingsPath(),
+      ...operatorFileOptions(deps),
     });
   } catch (err) {
     out(`error: ${firstLine(err)}`);
@@ -127,14 +121,7 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
       let health: { stop(): void } | undefined;
       const startedAt = Date.now();
       try {
-        worker = await createAgentWorker({
-          connection,
-          namespace,
-          taskQueue,
-          deps,
-          shutdownGraceTime: settings.shutdownGraceMs,
-          ...(options.workflowBundlePath ? { workflowBundlePath: options.workflowBundlePath } : {}),
-        });
+        worker = await createCliWorker(connection, options, parts);
         if (stopping) break;
         out(`Worker polling task queue '${taskQueue}' on ${address} (namespace ${namespace}), pid ${process.pid}.`);
         out(sandboxStatus().detail);
@@ -172,7 +159,7 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await shutdownTelemetryFromEnv();
+    await closeCliWorkers();
   }
   if (stopping) out(`Worker stopped ${formatMs(Date.now() - stopping.at)} after ${stopping.signal}.`);
   return exitCode;
@@ -259,15 +246,20 @@ export function watchServer(
  * while the server is away.
  */
 export function installWorkerRuntime(
-  options: { shutdownSignals?: NodeJS.Signals[]; level?: 'WARN' | 'ERROR' } = {},
+  options: { shutdownSignals?: NodeJS.Signals[]; level?: 'WARN' | 'ERROR'; debug?: boolean } = {},
 ): void {
   const level = options.level ?? 'WARN';
+  // `--debug`: the workflows' and activities' own lines at every level (DURABLE_AGENT_DEBUG's per-iteration lines).
+  const own = (entry: LogEntry) => entry.meta?.sdkComponent === 'workflow' || entry.meta?.sdkComponent === 'activity';
   try {
     Runtime.install({
       // The worker command also logs the workflows' own INFO lines (one per finished run, a WARN
       // when the iteration limit ended it); the SDK's INFO chatter stays out.
-      logger: new DefaultLogger(level === 'WARN' ? 'INFO' : level, (entry) => {
-        if (entry.level === 'INFO' && entry.meta?.sdkComponent !== 'workflow') return;
+      logger: new DefaultLogger(options.debug ? 'DEBUG' : level === 'WARN' ? 'INFO' : level, (entry) => {
+        if (entry.level === 'TRACE' || entry.level === 'DEBUG' || entry.level === 'INFO') {
+          const wanted = options.debug ? own(entry) : entry.level === 'INFO' && entry.meta?.sdkComponent === 'workflow';
+          if (!wanted) return;
+        }
         // The process's own activity queue polls no workflows by design (sticky activities).
         if (entry.message.startsWith('No workflows registered, not polling for workflow tasks')) return;
         if (!isPollRetryNoise(entry)) process.stderr.write(formatLogEntry(entry));
