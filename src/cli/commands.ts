@@ -75,8 +75,13 @@ export const COMMANDS: readonly Command[] = [
         detach: values.detach ?? false,
         json: values.json ?? false,
         inlineWorker: !values['no-inline-worker'],
+        newRun: values.new ?? false,
+        debug: values.debug ?? false,
         ...(values.id !== undefined ? { id: values.id } : {}),
       };
+      if (flags.newRun && values.id === undefined) {
+        throw new UsageError('--new goes with --id: a run without --id gets a new id anyway', 'run');
+      }
       const { runCommand } = await import('./run-command');
       return runCommand(flags, config);
     },
@@ -94,13 +99,13 @@ export const COMMANDS: readonly Command[] = [
         clientModule(),
         import('./run-command'),
         import('./live-text'),
-        import('../server/dev-server'),
+        import('./web-ui'),
       ]);
       const followed = await follow(getRun(await connectClient(config), id), out, {
         live: streamSink(json ? process.stderr : process.stdout),
         json,
       });
-      return reportResult(followed.result, webUiLink(config.namespace, id), json, followed.shownAnswer);
+      return reportResult(followed.result, webUiLink(config.address, config.namespace, id), json, followed.shownAnswer);
     },
   }),
   command({
@@ -120,8 +125,15 @@ export const COMMANDS: readonly Command[] = [
   command({
     name: 'status',
     args: '<id>',
-    summary: 'turn, tokens, cost, running tools and pending approvals of a run',
-    flags: [{ ...JSON_FLAG, help: "the run's state as JSON" }],
+    summary: "turn, tokens, cost, running tools and pending approvals of a run (the server's record if it is busy)",
+    flags: [
+      { ...JSON_FLAG, help: "the run's state as JSON" },
+      {
+        name: 'live',
+        type: 'boolean',
+        help: "wait (up to 10 s) for the run's own answer instead of the server's record when its worker is busy",
+      },
+    ],
     async run({ values, positionals }, { config, say }) {
       const id = requireId(positionals, 'status');
       const [{ connectClient }, { isLive, runStatus }, { inertJson }, { formatStatusReport }, { withWholeInputs }] =
@@ -133,7 +145,8 @@ export const COMMANDS: readonly Command[] = [
           import('./approval-input'),
         ]);
       const client = await connectClient(config);
-      const report = await runStatus(client, id);
+      const { STATUS_LIVE_TIMEOUT_MS } = await import('./server-record');
+      const report = await runStatus(client, id, values.live ? { queryTimeoutMs: STATUS_LIVE_TIMEOUT_MS } : {});
       if (values.json) say(inertJson(JSON.stringify(report, null, 2)));
       else if (isLive(report)) {
         const pendingApprovals = await withWholeInputs(client.workflow, id, report.pendingApprovals);
@@ -214,15 +227,10 @@ export const COMMANDS: readonly Command[] = [
       const id = requireId(positionals, 'result');
       if (values.messages && !values.json) throw new UsageError('result --messages needs --json', 'result');
       const [{ connectClient, getRun, runResult }, { resultWithMessages }, { reportResult }, { webUiLink }] =
-        await Promise.all([
-          clientModule(),
-          import('./result-messages'),
-          import('./run-command'),
-          import('../server/dev-server'),
-        ]);
+        await Promise.all([clientModule(), import('./result-messages'), import('./run-command'), import('./web-ui')]);
       const client = await connectClient(config);
       const result = values.messages ? await resultWithMessages(client, id) : await runResult(getRun(client, id));
-      return reportResult(result, webUiLink(config.namespace, id), values.json ?? false);
+      return reportResult(result, webUiLink(config.address, config.namespace, id), values.json ?? false);
     },
   }),
   command({
@@ -242,6 +250,11 @@ export const COMMANDS: readonly Command[] = [
         value: 'DIR',
         help: "the operator's agent definitions (default: DURABLE_AGENT_AGENTS_DIR, else ~/.durable-agent/agents)",
       },
+      {
+        name: 'debug',
+        type: 'boolean',
+        help: "log each iteration's request and response sizes, timings and decisions (DURABLE_AGENT_DEBUG=1)",
+      },
     ],
     async run({ values }, { config, say }) {
       const roots = values['workspace-root'];
@@ -250,6 +263,7 @@ export const COMMANDS: readonly Command[] = [
       return runWorkerCommand({
         config,
         out: say,
+        debug: values.debug ?? false,
         ...(roots?.length ? { workspaceRoots: roots } : {}),
         ...(agentsDir !== undefined ? { agentsDir } : {}),
       });
@@ -259,12 +273,22 @@ export const COMMANDS: readonly Command[] = [
     name: 'server',
     summary: 'the embedded Temporal dev server in the foreground (SQLite, Web UI)',
     flags: [
-      { name: 'ui-port', type: 'integer', value: 'N', min: 0, max: 65535, help: 'the Web UI port (default 8233)' },
+      {
+        name: 'ui-port',
+        type: 'integer',
+        value: 'N',
+        min: 0,
+        max: 65535,
+        help: "the Web UI port (default: the server's port + 1000, 8233 for 7233)",
+      },
       { name: 'db-filename', type: 'string', value: 'FILE', help: "the server's SQLite file" },
     ],
     async run({ values }, { config, say }) {
-      const [{ isReachable, runForegroundDevServer }, { describeConnection, mayStartEmbeddedServer }] =
-        await Promise.all([import('../server/dev-server'), import('../config')]);
+      const [
+        { DEFAULT_UI_PORT, isReachable, parseAddress, runForegroundDevServer },
+        { describeConnection, mayStartEmbeddedServer },
+        { noteWebUi },
+      ] = await Promise.all([import('../server/dev-server'), import('../config'), import('./web-ui')]);
       if (await isReachable(config.address)) {
         say(`A Temporal server already answers at ${config.address}.`);
         return 0;
@@ -275,9 +299,11 @@ export const COMMANDS: readonly Command[] = [
           'server',
         );
       }
-      say(
-        `Starting the Temporal dev server at ${config.address}; Web UI at http://127.0.0.1:${values['ui-port'] ?? 8233}`,
-      );
+      // The UI as devServerArgs puts it (the port + 1000 unless --ui-port), noted so that links point there.
+      const { port } = parseAddress(config.address);
+      const ui = `http://127.0.0.1:${values['ui-port'] ?? port + (DEFAULT_UI_PORT - 7233)}`;
+      noteWebUi(config.address, ui);
+      say(`Starting the Temporal dev server at ${config.address}; Web UI at ${ui}`);
       return runForegroundDevServer({
         address: config.address,
         namespace: config.namespace,
@@ -290,10 +316,24 @@ export const COMMANDS: readonly Command[] = [
   command({
     name: 'codec-server',
     summary: 'decrypts payloads for the Web UI (docs/encryption.md)',
-    flags: [{ name: 'port', type: 'integer', value: 'N', min: 0, max: 65535, help: 'the port to listen on' }],
-    async run({ values }) {
+    flags: [
+      { name: 'port', type: 'integer', value: 'N', min: 0, max: 65535, help: 'the port to listen on' },
+      {
+        name: 'ui-origin',
+        type: 'string',
+        value: 'ORIGIN',
+        multiple: true,
+        help: "a Web UI origin allowed to call it (default: DURABLE_AGENT_CODEC_CORS_ORIGINS, else the connection's UI)",
+      },
+    ],
+    async run({ values }, { config }) {
       const { codecServerCommand } = await import('./codec-server-command');
-      return codecServerCommand(values.port !== undefined ? { port: values.port } : {});
+      const uiOrigins = values['ui-origin'];
+      return codecServerCommand({
+        address: config.address,
+        ...(values.port !== undefined ? { port: values.port } : {}),
+        ...(uiOrigins?.length ? { uiOrigins } : {}),
+      });
     },
   }),
 ];

@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/common';
 import { ConnectionConfigError, loadConnectionConfig } from '../config';
 import { CodecKeysError } from '../codec/keys';
 import { RunEndedError, SteerRefused } from './cli-errors';
@@ -18,10 +18,17 @@ DURABLE_AGENT_MODEL, DURABLE_AGENT_CODEC_KEYS, DURABLE_AGENT_SANDBOX, DURABLE_AG
 /** `durable-agent --help`: every command, one line each. */
 export const USAGE = formatCommandList(COMMANDS, ENVIRONMENT);
 
-/** The help that goes with a usage error: the command's own, or the list of commands. */
+/** The help `help <command>` prints: the command's own, or the list of commands. */
 function helpFor(command: string | undefined): string {
   const spec = COMMANDS.find((c) => c.name === command);
   return spec ? formatCommandHelp(spec) : USAGE;
+}
+
+/** Where a usage error points for more: the command's `--help`, or the list of commands. */
+function helpHint(command: string | undefined): string {
+  return COMMANDS.some((c) => c.name === command)
+    ? `see 'durable-agent ${command} --help'`
+    : "see 'durable-agent --help'";
 }
 
 /** `--profile P` (or `--profile=P`) anywhere on the command line: taken out before the command parses the rest. */
@@ -89,7 +96,15 @@ function exitWhenFlushed(code: number): void {
 
 /** What the CLI prints on stderr for an error, and the exit code: 2 for a bad command line or input, else 1. */
 export function describeFailure(e: unknown): { code: 1 | 2; text: string } {
-  if (e instanceof UsageError) return { code: 2, text: `error: ${e.message}\n\n${helpFor(e.command)}` };
+  // The one line that went wrong and where the rest is: the whole help would bury it.
+  if (e instanceof UsageError) return { code: 2, text: `error: ${e.message}\n${helpHint(e.command)}` };
+  if (e instanceof WorkflowExecutionAlreadyStartedError) {
+    const id = visibleLine(e.workflowId.slice(0, 200));
+    return {
+      code: 1,
+      text: `error: a run with id '${id}' is already running: 'durable-agent follow ${id}' follows it`,
+    };
+  }
   if (e instanceof PromptRefused || e instanceof ConnectionConfigError || e instanceof CodecKeysError) {
     return { code: 2, text: `error: ${e.message}` };
   }

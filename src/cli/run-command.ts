@@ -1,7 +1,7 @@
 import { newRunId, queryEvents, runResult, startRun, interruptRun, type AgentHandle } from '../client';
 import type { TemporalConfig } from '../config';
 import { anthropicKeyPresent } from '../models';
-import { isReachable, webUiLink } from '../server/dev-server';
+import { isReachable } from '../server/dev-server';
 import type { AgentRunInput, AgentRunResult } from '../shared';
 import { DEFAULT_ANTHROPIC_MODEL, OFFLINE_MODEL, contextWindowSetting, parseRunInput } from '../shared';
 import type { AgentWorker } from '../worker';
@@ -16,6 +16,8 @@ import { Spinner } from './spinner';
 import { inertJson, visibleLine } from './terminal-text';
 import { withWholeApprovalInputs } from './approval-input';
 import { SubagentProgress } from './subagent-progress';
+import { refuseTakenId } from './run-id';
+import { webUiLink } from './web-ui';
 
 /** What `run` was asked: the prompt, the run input its flags set (run-flags.ts), and the CLI's own choices. */
 export interface RunFlags {
@@ -26,6 +28,10 @@ export interface RunFlags {
   detach: boolean;
   json: boolean;
   inlineWorker: boolean;
+  /** `--new`: start a new run under an `--id` whose run has ended (refused without it). */
+  newRun?: boolean;
+  /** `--debug`: the inline worker logs each iteration (`DURABLE_AGENT_DEBUG=1`). */
+  debug?: boolean;
 }
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -73,21 +79,40 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
     );
   }
 
+  if (flags.debug && (!flags.inlineWorker || flags.detach)) {
+    err(
+      'Note: --debug turns on the debug lines of the worker this command starts, and without the inline worker ' +
+        'none is started: set DURABLE_AGENT_DEBUG=1 (or --debug) where your workers run.',
+    );
+  }
+
   const client = await ensureServer(config, out);
+  // Before a worker starts: an id already taken is the operator's to decide about.
+  if (flags.id !== undefined) {
+    const refused = await refuseTakenId(client, config, flags.id, flags.newRun ?? false);
+    if (refused) {
+      err(`error: ${refused}`);
+      return 2;
+    }
+  }
   let worker: AgentWorker | undefined;
   let workerDone: Promise<void> | undefined;
   if (flags.inlineWorker && !flags.detach) {
-    ({ worker, done: workerDone } = await startInlineWorker(config, out, input.workspace));
+    ({ worker, done: workerDone } = await startInlineWorker(config, out, input.workspace, {
+      debug: flags.debug ?? false,
+    }));
   }
 
   try {
     const workflowId = flags.id ?? newRunId();
     const handle = await startRun(client, input, { workflowId, taskQueue: config.taskQueue });
-    const link = webUiLink(config.namespace, workflowId, handle.firstExecutionRunId);
+    const link = webUiLink(config.address, config.namespace, workflowId, handle.firstExecutionRunId);
     out(`Started run ${workflowId} on task queue '${config.taskQueue}'`);
     out(`Web UI: ${link}`);
     if (flags.detach) {
-      out(`Detached. Follow it with: durable-agent result ${workflowId}`);
+      out(
+        `Detached. Follow it with: durable-agent follow ${workflowId}  (its result alone: durable-agent result ${workflowId})`,
+      );
       if (flags.json)
         process.stdout.write(`${inertJson(JSON.stringify({ workflowId, runId: handle.firstExecutionRunId }))}\n`);
       return 0;

@@ -44,6 +44,7 @@ async function mcpServersFile(file: string): Promise<InputPart> {
   if (read.ok !== true) {
     throw new PromptRefused(`--mcp-config: ${read.ok === 'absent' ? `${file} does not exist` : read.error}`);
   }
+  for (const warning of read.warnings ?? []) process.stderr.write(`--mcp-config: ${warning}\n`);
   return { mcpServers: read.servers };
 }
 
@@ -176,7 +177,12 @@ export const RUN_FLAGS = [
     sets: ['outputSchema'],
     toInput: async (file: string) => ({ outputSchema: await readOutputSchemaFile(file) }),
   },
-  { name: 'id', type: 'string', value: 'ID', help: 'the workflow id (default: a new one)' },
+  { name: 'id', type: 'string', value: 'ID', help: 'the workflow id (default: a new one); refused when taken' },
+  {
+    name: 'new',
+    type: 'boolean',
+    help: 'with --id: start a new run even though a run under that id has ended',
+  },
   {
     name: 'detach',
     type: 'boolean',
@@ -187,6 +193,11 @@ export const RUN_FLAGS = [
     name: 'no-inline-worker',
     type: 'boolean',
     help: 'start no worker in this process: dedicated workers serve the run',
+  },
+  {
+    name: 'debug',
+    type: 'boolean',
+    help: "the inline worker logs each iteration's sizes, timings and decisions (DURABLE_AGENT_DEBUG=1)",
   },
 ] as const satisfies readonly RunFlagSpec[];
 

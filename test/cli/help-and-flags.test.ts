@@ -65,14 +65,17 @@ test.each(names)('%s with an unknown flag exits 2 naming the flags it accepts', 
   const first = text.split('\n')[0]!;
   expect(first).toContain(`unknown flag --no-such-flag for '${name}'`);
   for (const flag of command.flags) expect(first).toContain(`--${flag.name}`);
-  // The command's own help follows, not the list of every command.
-  expect(text).toContain(`Usage: durable-agent ${name}`);
+  // One line and where the rest is: the command's help is not reprinted (issue 44).
+  expect(text.split('\n')).toEqual([first, `see 'durable-agent ${name} --help'`]);
+  expect(text).not.toContain('Usage: durable-agent');
 });
 
-test('an unknown command names the commands there are', async () => {
+test('an unknown command names the commands there are, and points at --help without printing it', async () => {
   const { code, text } = await refusal(['frobnicate']);
   expect(code).toBe(2);
-  expect(text).toContain(`unknown command 'frobnicate'; the commands are ${names.join(', ')}`);
+  expect(text).toBe(
+    `error: unknown command 'frobnicate'; the commands are ${names.join(', ')}\nsee 'durable-agent --help'`,
+  );
 });
 
 test('values are checked as the flag table says, with messages naming the flag', async () => {
@@ -107,6 +110,11 @@ test('the built CLI exits 0 for run --help and 2 for an unknown flag', async () 
   const bad = await durableAgent(['status', 'some-id', '--verbose']);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain("unknown flag --verbose for 'status'; it accepts --json");
+  // The error and a pointer, not the whole help again (issue 44).
+  expect(bad.stderr.trim().split('\n')).toEqual([
+    expect.stringMatching(/^error: /),
+    "see 'durable-agent status --help'",
+  ]);
 });
 
 test('durable-agent --version prints the version package.json states', async () => {
