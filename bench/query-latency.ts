@@ -1,3 +1,4 @@
+import { runStatus } from '../src/cli/run-status';
 import { stateQuery } from '../src/shared';
 import { settle, startRun, uniqueName } from './context';
 import { bundleBenchWorkflows, connectBenchClient, makeWorkDir, startBenchServer } from './server';
@@ -14,7 +15,8 @@ import type { BenchWorkerTuning, WorkerProcessConfig } from './worker-process';
  * worker's); `BENCH_WORKER_OPTIONS='{"workflowThreadPoolSize":2}'` sets other worker options (JSON, on top).
  * Prints the query latency distribution, the runs' wall time and the worker's CPU and peak RSS.
  * `BENCH_CPU_PROF=<dir>` writes CPU profiles of the worker's threads there. `BENCH_QUERY_PAUSE_MS=<ms>`
- * makes each client wait that long after each answer.
+ * makes each client wait that long after each answer. `BENCH_QUERY_VIA=status` asks as `durable-agent status`
+ * does (`runStatus`: describe, the query with a short patience, else the server's record) and counts the fallbacks.
  */
 async function main(): Promise<void> {
   const [runs = 120, iterations = 10, latencyMs = 100, wftSlots] = process.argv.slice(2).map(Number);
@@ -60,6 +62,8 @@ async function main(): Promise<void> {
         `BENCH_QUERY_PAUSE_MS must be a whole number of milliseconds, got '${process.env.BENCH_QUERY_PAUSE_MS}'`,
       );
     }
+    const viaStatus = process.env.BENCH_QUERY_VIA === 'status';
+    let fromServer = 0;
     const byTask: Record<'pending' | 'none', number[]> = { pending: [], none: [] };
     const describeMs: number[] = [];
     let failures = 0;
@@ -78,7 +82,9 @@ async function main(): Promise<void> {
             pending = !!described.pendingWorkflowTask;
           }
           const t0 = performance.now();
-          await handle.query(stateQuery);
+          if (viaStatus) {
+            if ((await runStatus(client, handle.workflowId)).source !== 'query') fromServer += 1;
+          } else await handle.query(stateQuery);
           const took = performance.now() - t0;
           latencies.push(took);
           if (pending !== undefined) byTask[pending ? 'pending' : 'none'].push(took);
@@ -106,8 +112,8 @@ async function main(): Promise<void> {
     process.stdout.write(
       `${runs} runs × ${iterations} iterations (model ${latencyMs} ms) on one worker: ` +
         `${settled.filter((s) => s.ok).length}/${runs} completed in ${(wallMs / 1000).toFixed(1)} s\n` +
-        `state query while they ran: n=${d.n} median ${ms(d.median)} p95 ${ms(d.p95)} max ${ms(Math.max(...latencies))}` +
-        ` (${failures} failed)\n` +
+        `${viaStatus ? 'status' : 'state query'} while they ran: n=${d.n} median ${ms(d.median)} p95 ${ms(d.p95)} max ${ms(Math.max(...latencies))}` +
+        ` (${failures} failed)${viaStatus ? `, as status: ${fromServer} answered from the server's record` : ''}\n` +
         (classify
           ? `  run had a workflow task pending: ${line(byTask.pending)}; none pending: ${line(byTask.none)}; ` +
             `describe (server only): ${line(describeMs)}\n`

@@ -2,6 +2,7 @@ import type { AgentRunResult, AgentRunState, RunEvent, Usage } from '../shared';
 import { DONE_TOOL_NAME, EVENT_ANSWER_CHARS, EVENT_TOOL_OUTPUT_CHARS, describeToolCall } from '../shared';
 import { CUT_INPUT_NOTE, formatApproval, inputLines, previewWasCut } from './approval-view';
 import { isLive, type RunStatusReport } from './run-status';
+import type { ServerRecord } from './server-record';
 import { visibleLine as one, visibleText as body } from './terminal-text';
 import { approvalOrigin, formatSubagentEvent, subagentStateLines } from './subagent-progress';
 
@@ -167,8 +168,22 @@ export function formatStatusReport(report: RunStatusReport): string {
     `cost        ${report.model === null && report.iteration === null ? '-' : formatCost(report.costUsd)}`,
     ...(report.reason ? [`reason      ${firstLine(report.reason, 300)}`] : []),
     ...(report.closeTime ? [`closed      ${report.closeTime}`] : []),
+    ...(report.server ? serverRecordLines(report.server) : []),
     ...(report.note ? [`note        ${one(report.note)}`] : []),
   ].join('\n');
+}
+
+/** What the server holds of an open run that did not answer in time: its calls in flight, and when it was read. */
+function serverRecordLines(record: ServerRecord): string[] {
+  const calls = record.inFlight.map((c) => {
+    const started = c.startedAt ? `since ${c.startedAt.slice(11, 19)}` : 'waiting for a worker';
+    const attempt = c.attempt > 1 ? `, attempt ${c.attempt}` : '';
+    return `${one(c.kind)} ${one(c.name)}${c.detail ? `: ${one(c.detail)}` : ''} (${started}${attempt})`;
+  });
+  return [
+    ...(calls.length ? calls.map((c, i) => `${i === 0 ? 'running     ' : '            '}${c}`) : ['running     -']),
+    `as of       ${record.asOf.slice(11, 19)} UTC (the server's record)`,
+  ];
 }
 
 /** `textShown`: the final text was printed already (as the run's last answer event), so it is not repeated. */

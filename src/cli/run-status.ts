@@ -1,6 +1,7 @@
 import type { Client, WorkflowExecutionDescription, WorkflowExecutionInfo } from '@temporalio/client';
 import { RunEndedError, getRun, queryState, runResult } from '../client';
 import type { AgentRunResult, AgentRunState, Usage } from '../shared';
+import { STATUS_QUERY_PATIENCE_MS, serverRecord, serverRecordNote, type ServerRecord } from './server-record';
 import {
   TERMINAL_STATUSES,
   costSearchAttribute,
@@ -87,8 +88,14 @@ export interface RunStatusReport {
   status: string;
   /** Temporal's execution status, e.g. `RUNNING`, `COMPLETED`, `TERMINATED`. */
   executionStatus: string;
-  /** `query`: the live `state` query (its fields are then all here too); `result`: the closed run's result in history; `search-attributes`: the last indexed figures. */
+  /**
+   * `query`: the live `state` query (its fields are then all here too); `result`: the closed run's result
+   * in history; `search-attributes`: the last indexed figures (with `server`: the server's record of an
+   * open run that did not answer in time).
+   */
   source: 'query' | 'result' | 'search-attributes';
+  /** An open run that did not answer in time: what the server holds (in-flight calls, the time it was read). */
+  server?: ServerRecord;
   iteration: number | null;
   costUsd: number | null;
   model: string | null;
@@ -111,7 +118,10 @@ export function isLive(report: RunStatusReport): report is LiveRunStatusReport {
 }
 
 export interface RunStatusOptions {
-  /** How long an open run's `state` query may take before the indexed figures stand in (it needs a worker). */
+  /**
+   * How long an open run's `state` query may take before the server's record stands in (the query needs
+   * the run's worker, and waits behind a busy one). Default `STATUS_QUERY_PATIENCE_MS`.
+   */
   queryTimeoutMs?: number;
 }
 
@@ -148,21 +158,35 @@ async function openRunStatus(
   options: RunStatusOptions,
 ): Promise<RunStatusReport> {
   const handle = client.workflow.getHandle(description.workflowId, description.runId);
-  const deadline = Date.now() + (options.queryTimeoutMs ?? 10_000);
+  const patience = options.queryTimeoutMs ?? STATUS_QUERY_PATIENCE_MS;
+  const deadline = Date.now() + patience;
+  let why: string | undefined;
   try {
     const state = await client.connection.withDeadline(deadline, () => queryState(handle));
     // The execution was open when described; the query may answer a moment after it closed.
     const live: LiveRunStatusReport = { ...base, ...state, source: 'query' };
     return live;
   } catch (e) {
-    // No worker polls the queue, or the run's workflow task is failing: say which, in the server's words.
-    const cause = (e as { cause?: { message?: unknown } }).cause?.message;
-    const message = [(e as Error).message || String(e), typeof cause === 'string' ? cause : undefined]
+    // Not answered in time: the server holds a query until the run's worker gets to it (a busy worker
+    // takes seconds). Another failure (a failing workflow task, say) is told in the server's words.
+    if (Date.now() < deadline - 50 && !isDeadline(e)) why = firstLineOf(e);
+  }
+  const server = await serverRecord(description, client.options.loadedDataConverter);
+  return { ...base, server, note: serverRecordNote(server, patience, why, description.taskQueue) };
+}
+
+function isDeadline(e: unknown): boolean {
+  return /deadline|DEADLINE_EXCEEDED|timed? ?out/i.test(firstLineOf(e));
+}
+
+function firstLineOf(e: unknown): string {
+  const cause = (e as { cause?: { message?: unknown } }).cause?.message;
+  return (
+    [(e as Error).message || String(e), typeof cause === 'string' ? cause : undefined]
       .filter(Boolean)
       .join(': ')
-      .split('\n')[0];
-    return { ...base, note: `the state query got no answer (${message}); figures from the search attributes` };
-  }
+      .split('\n')[0] ?? ''
+  ).slice(0, 300);
 }
 
 async function closedRunStatus(
