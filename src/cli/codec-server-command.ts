@@ -1,7 +1,11 @@
 import { CODEC_KEYS_ENV, CodecKeysError, parseCodecKeys } from '../codec';
-import { DEFAULT_CODEC_CORS_ORIGINS, DEFAULT_CODEC_SERVER_PORT, startCodecServer } from '../codec/server';
+import { DEFAULT_CODEC_SERVER_PORT, codecUiOrigins, corsOriginProblem, startCodecServer } from '../codec/server';
+import { webUiBase } from './web-ui';
 
-/** Comma-separated Web UI origins allowed to call the codec server (default: the dev server's UI). */
+/**
+ * Comma-separated Web UI origins allowed to call the codec server. Default: the Web UI the CLI's links
+ * point at (`TEMPORAL_UI_URL`, else the UI of the server at `TEMPORAL_ADDRESS`: its port + 1000).
+ */
 export const CODEC_CORS_ORIGINS_ENV = 'DURABLE_AGENT_CODEC_CORS_ORIGINS';
 /** Interface to listen on (default 127.0.0.1; `0.0.0.0` in a container). */
 export const CODEC_HOST_ENV = 'DURABLE_AGENT_CODEC_HOST';
@@ -12,6 +16,10 @@ export interface CodecServerCommandOptions {
   /** Default `DURABLE_AGENT_CODEC_HOST`, else 127.0.0.1. */
   host?: string;
   env?: NodeJS.ProcessEnv;
+  /** `--ui-origin` (repeatable): the Web UI origins allowed; before `DURABLE_AGENT_CODEC_CORS_ORIGINS`. */
+  uiOrigins?: string[];
+  /** The Temporal server's address, whose Web UI is allowed by default (`TEMPORAL_ADDRESS`, 127.0.0.1:7233). */
+  address?: string;
   out?: (line: string) => void;
   err?: (line: string) => void;
   /** Serve until this settles; default until SIGINT or SIGTERM. */
@@ -43,10 +51,21 @@ export async function codecServerCommand(options: CodecServerCommandOptions = {}
     );
     return 2;
   }
-  const corsOrigins = env[CODEC_CORS_ORIGINS_ENV]?.split(',')
-    .map((o) => o.trim())
-    .filter(Boolean);
-  const origins = corsOrigins?.length ? corsOrigins : DEFAULT_CODEC_CORS_ORIGINS;
+  const configured = options.uiOrigins?.length
+    ? options.uiOrigins
+    : env[CODEC_CORS_ORIGINS_ENV]?.split(',')
+        .map((o) => o.trim())
+        .filter(Boolean);
+  for (const origin of configured ?? []) {
+    const problem = corsOriginProblem(origin);
+    if (problem) {
+      err(`error: ${options.uiOrigins?.length ? '--ui-origin' : CODEC_CORS_ORIGINS_ENV}: ${problem}`);
+      return 2;
+    }
+  }
+  const origins = configured?.length
+    ? configured
+    : codecUiOrigins(webUiBase(options.address ?? env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233', env));
   const server = await startCodecServer({
     port: options.port ?? DEFAULT_CODEC_SERVER_PORT,
     host: options.host ?? (env[CODEC_HOST_ENV] || undefined),
@@ -73,7 +92,7 @@ export function codecServerInstructions(
 ): string[] {
   return [
     `Codec server at ${url} (key '${encryptKeyId}' encrypts; ${keyIds.map((id) => `'${id}'`).join(', ')} decrypt).`,
-    `Web pages allowed to call it (${CODEC_CORS_ORIGINS_ENV}): ${origins.join(', ')}.`,
+    `Web pages allowed to call it (--ui-origin, ${CODEC_CORS_ORIGINS_ENV}): ${origins.join(', ')}.`,
     '',
     'Web UI: click the Codec Server icon (the glasses) in the top bar, enter',
     `  ${url}`,

@@ -8,10 +8,47 @@ import { PayloadJsonError, payloadsFromJson, payloadsToJson } from './payload-js
 /** The port `durable-agent codec-server` listens on unless `--port` says otherwise (Temporal's Go samples use it too). */
 export const DEFAULT_CODEC_SERVER_PORT = 8081;
 /**
- * The Web UI origins allowed by default: the embedded dev server's UI, under both names a browser may
- * reach it by (an origin is the host as typed).
+ * The Web UI origins `startCodecServer` allows when given none: the UI of a dev server on :7233, under
+ * both names a browser may reach it by (an origin is the host as typed). `durable-agent codec-server`
+ * passes the origins of the UI it is configured for instead (`codecUiOrigins`).
  */
 export const DEFAULT_CODEC_CORS_ORIGINS: readonly string[] = ['http://localhost:8233', 'http://127.0.0.1:8233'];
+
+/** Why `origin` cannot be a CORS origin of the codec server, or undefined when it can. */
+export function corsOriginProblem(origin: string): string | undefined {
+  const shown = JSON.stringify(origin.slice(0, 100));
+  if (origin === '*' || origin === 'null') {
+    return `${shown} would let any page decrypt: give the Web UI's origin, e.g. https://temporal-ui.example.com`;
+  }
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return `${shown} is not an origin: scheme://host[:port], e.g. http://127.0.0.1:8233`;
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) {
+    return `${shown} is not an origin: scheme://host[:port] (http or https, no path, no trailing slash), e.g. http://127.0.0.1:8233`;
+  }
+  return undefined;
+}
+
+/**
+ * The origins a Web UI at `uiBase` (a URL; a path after the host is ignored) is reached by: its own
+ * origin and, for a loopback UI, the same port under the other loopback name (`localhost` / `127.0.0.1`).
+ */
+export function codecUiOrigins(uiBase: string): string[] {
+  let url: URL;
+  try {
+    url = new URL(uiBase);
+  } catch {
+    return [...DEFAULT_CODEC_CORS_ORIGINS];
+  }
+  const port = url.port ? `:${url.port}` : '';
+  if (url.hostname === 'localhost' || url.hostname === '127.0.0.1') {
+    return [`${url.protocol}//localhost${port}`, `${url.protocol}//127.0.0.1${port}`];
+  }
+  return [url.origin];
+}
 /**
  * Largest request body accepted. A payload may be up to 2 MiB (Temporal's limit), 2.7 MiB as base64,
  * and the UI sends an event's payloads in one request; more than this is not a codec request.
