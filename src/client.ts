@@ -12,10 +12,9 @@ import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure
 import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv } from './codec';
 import { connectionOptions, describeConnection, temporalConfig, type TemporalConfig } from './config';
-import type { ZodType } from 'zod';
 import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage } from './shared';
-import { isZodSchema, outputSchemaOf } from './typed-output';
-import { readLiveSnapshot } from './cli/live-stream';
+import { wireInput, type RunStartInput } from './typed-output';
+import { readLiveSnapshot } from './plugin/live-snapshot';
 import { RunEndedError } from './cli/cli-errors';
 
 export { RunEndedError, type EndedWithoutResult } from './cli/cli-errors';
@@ -181,20 +180,14 @@ export function runDetails(input: AgentRunInput): string {
 
 /**
  * Starts a run. `outputSchema` may be a zod schema: it travels as its JSON Schema (read the answer
- * back typed with `typedOutput`, src/typed-output.ts).
+ * back typed with `AgentRun`'s `output()`, or `typedOutput`: src/typed-output.ts).
  */
 export async function startRun(
   client: Client,
-  runInput: Omit<AgentRunInput, 'outputSchema'> & { outputSchema?: AgentRunInput['outputSchema'] | ZodType },
+  runInput: RunStartInput,
   options: { workflowId: string; taskQueue: string },
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentWorkflow>> {
-  const { outputSchema, ...rest } = runInput;
-  const input: AgentRunInput = {
-    ...rest,
-    ...(outputSchema !== undefined
-      ? { outputSchema: isZodSchema(outputSchema) ? outputSchemaOf(outputSchema) : outputSchema }
-      : {}),
-  };
+  const input = wireInput(runInput);
   const start = {
     args: [input] as [AgentRunInput],
     taskQueue: options.taskQueue,

@@ -6,7 +6,16 @@
 export { AgentPlugin, AGENT_WORKER_DEFAULTS } from './plugin/agent-plugin';
 export type { AgentPluginOptions } from './plugin/options';
 export type { AgentDeployment } from './deployment';
-export { AgentRun, type FollowOptions, type StartAgentRunOptions } from './plugin/agent-run';
+export { AgentRun, type GetAgentRunOptions, type ResultOptions, type StartAgentRunOptions } from './plugin/agent-run';
+export type { FollowEvent, FollowOptions, PartialEvent } from './plugin/follow-run';
+export { RunRefusedError } from './plugin/run-errors';
+export {
+  OutputMismatchError,
+  outputSchemaOf,
+  typedOutput,
+  type RunStartInput,
+  type TypedRunResult,
+} from './typed-output';
 export { searchAttributeCommand } from './plugin/worker-companion';
 export { defineTool } from './tools/define-tool';
 export type { SideEffect, Tool, ToolContext, ToolOutput } from './tools/types';
@@ -30,4 +39,5 @@ export type {
   RunStatus,
 } from './shared/run';
 export type { ApprovalResult, EndSessionResult, SendMessageResult } from './shared/definitions';
+export type { Message } from './shared/messages';
 export type { agentWorkflow } from './workflows';

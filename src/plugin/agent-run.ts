@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { z } from 'zod';
 import {
   type AgentHandle,
   approveTool,
@@ -13,8 +14,12 @@ import {
   sendMessage,
   startRun,
 } from '../client';
-import type { AgentRunInput, AgentRunResult, AgentRunState, EventsPage, RunEvent } from '../shared/run';
+import type { AgentRunState, EventsPage, Message, OutputSchema, RunEvent } from '../shared';
 import type { ApprovalResult, EndSessionResult, SendMessageResult } from '../shared/definitions';
+import { isZodSchema, parseOutput, typedOutput, type RunStartInput, type TypedRunResult } from '../typed-output';
+import { followRun, type FollowEvent, type FollowOptions, type PartialEvent } from './follow-run';
+import { runMessages } from './result-messages';
+import { steer } from './run-errors';
 
 export interface StartAgentRunOptions {
   /** The task queue of a worker with the `AgentPlugin` that registers `agentWorkflow`. */
@@ -23,39 +28,76 @@ export interface StartAgentRunOptions {
   workflowId?: string;
 }
 
-export interface FollowOptions {
-  /** Start after this event `seq` (default 0: from the first event). */
-  after?: number;
-  /** How long to wait between polls when no new event came (default 500 ms). */
-  intervalMs?: number;
-  /** Stops following (the iterator returns). */
-  signal?: AbortSignal;
+/** `AgentRun.get`'s options: the zod schema the run was started with, to read its `output` typed. */
+export interface GetAgentRunOptions<S extends z.ZodType = z.ZodType> {
+  outputSchema?: S;
+}
+
+export interface ResultOptions {
+  /** Also the run's whole conversation, from history (as `result --json --messages`). */
+  messages?: boolean;
 }
 
 /**
  * A typed handle on one agent run (a workflow id): what the `durable-agent` CLI does with a run, as
  * methods. Queries and updates need a worker polling the run's task queue; `result` of a closed run
- * does not.
+ * does not. `Output` is the type of the run's answer: a zod schema given as `outputSchema` sets it,
+ * and the answer is parsed with that schema on this side too.
  */
-export class AgentRun {
+export class AgentRun<Output = unknown> {
   private constructor(
     /** The Temporal handle, for anything else (describe, cancel, terminate). */
     readonly handle: AgentHandle,
+    private readonly schema: z.ZodType<Output> | undefined,
+    private readonly client: Client,
   ) {}
 
-  /** Starts `agentWorkflow` with `input` on `options.taskQueue`. */
-  static async start(client: Client, input: AgentRunInput, options: StartAgentRunOptions): Promise<AgentRun> {
+  /**
+   * Starts `agentWorkflow` with `input` on `options.taskQueue`. `input.outputSchema` may be a zod 4
+   * schema: the run gets its JSON Schema, and `result()`/`output()` parse the answer with it.
+   */
+  static start<S extends z.ZodType>(
+    client: Client,
+    input: RunStartInput & { outputSchema: S },
+    options: StartAgentRunOptions,
+  ): Promise<AgentRun<z.output<S>>>;
+  static start<Output = unknown>(
+    client: Client,
+    input: RunStartInput & { outputSchema?: OutputSchema },
+    options: StartAgentRunOptions,
+  ): Promise<AgentRun<Output>>;
+  static async start(client: Client, input: RunStartInput, options: StartAgentRunOptions): Promise<AgentRun> {
     if (typeof options?.taskQueue !== 'string' || options.taskQueue.trim() === '') {
       throw new TypeError('AgentRun.start needs options.taskQueue: the queue of a worker with the AgentPlugin');
     }
+    if (typeof input !== 'object' || input === null) {
+      throw new TypeError('AgentRun.start needs an input object, such as { prompt: "…" }');
+    }
     const workflowId = options.workflowId ?? newRunId();
     await startRun(client, input, { taskQueue: options.taskQueue, workflowId });
-    return AgentRun.get(client, workflowId);
+    return AgentRun.get(
+      client,
+      workflowId,
+      isZodSchema(input.outputSchema) ? { outputSchema: input.outputSchema } : {},
+    );
   }
 
   /** The run with this workflow id (its latest execution, across continue-as-new). */
-  static get(client: Client, workflowId: string): AgentRun {
-    return new AgentRun(getRun(client, workflowId));
+  static get<S extends z.ZodType>(
+    client: Client,
+    workflowId: string,
+    options: GetAgentRunOptions<S> & { outputSchema: S },
+  ): AgentRun<z.output<S>>;
+  static get<Output = unknown>(client: Client, workflowId: string, options?: GetAgentRunOptions): AgentRun<Output>;
+  static get(client: Client, workflowId: string, options: GetAgentRunOptions = {}): AgentRun {
+    if (typeof workflowId !== 'string' || workflowId === '') {
+      throw new TypeError('AgentRun.get needs the run’s workflow id (a non-empty string)');
+    }
+    const schema = options.outputSchema;
+    if (schema !== undefined && !isZodSchema(schema)) {
+      throw new TypeError('AgentRun.get: options.outputSchema must be the zod schema the run was started with');
+    }
+    return new AgentRun(getRun(client, workflowId), schema, client);
   }
 
   get workflowId(): string {
@@ -70,62 +112,73 @@ export class AgentRun {
   events(after = 0): Promise<EventsPage> {
     return queryEvents(this.handle, after);
   }
-  /** Stops the run: running model and tool calls are cancelled, the run ends `interrupted`. */
+  /**
+   * Stops the run: running model and tool calls are cancelled, the run ends `interrupted`. Throws
+   * `RunRefusedError` when the run has already ended.
+   */
   interrupt(reason?: string): Promise<void> {
-    return interruptRun(this.handle, reason);
+    return steer(this.handle, () => interruptRun(this.handle, reason));
   }
-  /** Adds a user message, taken at the next iteration boundary (a waiting session at once). */
+  /**
+   * Adds a user message, taken at the next iteration boundary (a waiting session at once). A refusal
+   * (an ended run, an empty message) throws `RunRefusedError` with the run's reason as its message.
+   */
   send(message: string): Promise<SendMessageResult> {
-    return sendMessage(this.handle, message);
+    return steer(this.handle, () => sendMessage(this.handle, message));
   }
+  /** Approves a waiting tool call; `RunRefusedError` with the run's reason when there is none by that id. */
   approve(toolUseId: string): Promise<ApprovalResult> {
-    return approveTool(this.handle, toolUseId);
+    return steer(this.handle, () => approveTool(this.handle, toolUseId));
   }
+  /** Denies a waiting tool call (the model sees `reason`); `RunRefusedError` as for `approve`. */
   deny(toolUseId: string, reason?: string): Promise<ApprovalResult> {
-    return denyTool(this.handle, toolUseId, reason);
+    return steer(this.handle, () => denyTool(this.handle, toolUseId, reason));
   }
   /** Ends a session that waits for input: the run completes with its last answer. */
   end(): Promise<EndSessionResult> {
-    return endSession(this.handle);
+    return steer(this.handle, () => endSession(this.handle));
   }
+
   /**
-   * Waits for the run's `AgentRunResult`, also for a run whose agent failed. Throws `RunEndedError`
-   * for a run Temporal ended without one (cancelled, terminated, timed out).
+   * Waits for the run's `AgentRunResult`: for every exit reason, `failed` included, and for a run
+   * cancelled from Temporal (exit reason `cancelled`, `error.type` `DurableAgent.Cancelled`, with the
+   * usage, cost and text it had, the text cut to 16 KiB, from the run's memo). Throws `RunEndedError`
+   * only for a run that left none: terminated, timed out, or its input refused. With a zod
+   * schema, `output` is parsed with it (`OutputMismatchError` when it refuses the answer).
+   * `{ messages: true }`: also the whole conversation, read from history.
    */
-  result(): Promise<AgentRunResult> {
-    return runResult(this.handle);
+  result(options: ResultOptions & { messages: true }): Promise<TypedRunResult<Output> & { messages: Message[] }>;
+  result(options?: ResultOptions): Promise<TypedRunResult<Output> & { messages?: Message[] }>;
+  async result(options: ResultOptions = {}): Promise<TypedRunResult<Output> & { messages?: Message[] }> {
+    const result = parseOutput(await runResult(this.handle), this.schema);
+    if (!options?.messages) return result;
+    return { ...result, messages: await runMessages(this.client, this.workflowId) };
+  }
+
+  /**
+   * The run's typed answer (waits for the run): its `output`, parsed with the zod schema when it was
+   * given one. Throws when the run ended without an answer that matched its schema, saying how it ended.
+   */
+  async output(): Promise<Output> {
+    const result = await runResult(this.handle);
+    if (this.schema) return typedOutput(result, this.schema);
+    if (result.output === undefined) {
+      throw new Error(
+        `run ended '${result.exitReason}' without a typed answer` +
+          (result.error ? `: ${result.error.message}` : ' (was it started with an outputSchema?)'),
+      );
+    }
+    return result.output as Output;
   }
 
   /**
    * The run's events as they happen, until `run_finished` (or the workflow closed without one, or
-   * `signal` aborted). A session waiting for input keeps the iterator open: `break` to stop.
+   * `signal` aborted). A session waiting for input keeps the iterator open: `break` to stop. With
+   * `partial: true`, also `partial` events: the in-flight model call's text as it streams.
    */
-  async *follow(options: FollowOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
-    let after = options.after ?? 0;
-    const intervalMs = options.intervalMs ?? 500;
-    while (!options.signal?.aborted) {
-      const page = await this.events(after);
-      for (const event of page.events) {
-        yield event;
-        if (event.kind === 'run_finished') return;
-      }
-      after = page.cursor;
-      if (page.events.length) continue;
-      const { status } = await this.handle.describe();
-      if (status.name !== 'RUNNING' && status.name !== 'CONTINUED_AS_NEW') return;
-      await pause(intervalMs, options.signal);
-    }
+  follow(options: FollowOptions & { partial: true }): AsyncGenerator<FollowEvent, void, undefined>;
+  follow(options?: FollowOptions): AsyncGenerator<RunEvent, void, undefined>;
+  follow(options: FollowOptions = {}): AsyncGenerator<RunEvent | PartialEvent, void, undefined> {
+    return followRun(this.handle, options ?? {});
   }
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }
