@@ -3,9 +3,11 @@ import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import RE2 from 're2';
-import { cutChars } from '../shared/bounds';
+import { cutChars, jsonBytes } from '../shared/bounds';
 import {
+  MAX_OUTPUT_SCHEMA_BYTES,
   MAX_VIOLATIONS,
+  outputSchemaBoundsProblem,
   VIOLATION_CHARS,
   type CheckOutputInput,
   type CheckOutputOutput,
@@ -18,7 +20,8 @@ import {
  * `$schema` (2020-12 — what `z.toJSONSchema` writes —, 2019-09, else draft-07); formats are checked.
  * Compiled validators are kept per schema text, a bounded number of them. The schema's `pattern`s
  * run on RE2, in time linear in the answer: the model's text cannot freeze the worker with a
- * pattern that backtracks (`^(a+)+$`).
+ * pattern that backtracks (`^(a+)+$`). The worker runs these checks in a validator thread with its
+ * own memory and time limits (output-check-pool.ts); the CLI calls them directly on a schema file.
  */
 
 const re2Engine = Object.assign((pattern: string, flags: string) => new RE2(pattern, flags), {
@@ -53,12 +56,21 @@ function validatorFor(schema: OutputSchema): ValidateFunction {
   return validate;
 }
 
-/** Undefined when the schema is valid JSON Schema, else the validator's message. */
+/**
+ * Undefined when the schema is valid JSON Schema within the run input's bounds (size, nesting, `$ref`
+ * expansion: src/shared/output-schema-bounds.ts), else why not. The bounds come first, so a schema
+ * that would cost too much is never compiled.
+ */
 export function outputSchemaProblem(schema: unknown): string | undefined {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     return 'outputSchema must be a JSON Schema object';
   }
   try {
+    if (jsonBytes(schema) > MAX_OUTPUT_SCHEMA_BYTES) {
+      return `outputSchema must be at most ${MAX_OUTPUT_SCHEMA_BYTES} bytes (${MAX_OUTPUT_SCHEMA_BYTES / 1024} KiB) as JSON`;
+    }
+    const bounds = outputSchemaBoundsProblem(schema as OutputSchema);
+    if (bounds !== undefined) return bounds;
     validatorFor(schema as OutputSchema);
     return undefined;
   } catch (err) {

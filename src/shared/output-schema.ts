@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { onFirstUse } from './built-once';
 import { jsonBytes } from './bounds';
+import { outputSchemaBoundsProblem } from './output-schema-bounds';
+
+export {
+  MAX_OUTPUT_SCHEMA_DEPTH,
+  MAX_OUTPUT_SCHEMA_EXPANSION,
+  outputSchemaBoundsProblem,
+} from './output-schema-bounds';
 
 /**
  * Typed answers: a run with `outputSchema` (a JSON Schema object) must end with a final answer that
@@ -27,8 +34,13 @@ function buildOutputSchemaSchema() {
     .record(z.string(), z.unknown(), {
       error: () => 'outputSchema must be a JSON Schema object, such as {"type": "object", "properties": {…}}',
     })
-    .refine((schema) => jsonBytes(schema) <= MAX_OUTPUT_SCHEMA_BYTES, {
-      message: `outputSchema must be at most ${MAX_OUTPUT_SCHEMA_BYTES} bytes (${MAX_OUTPUT_SCHEMA_BYTES / 1024} KiB) as JSON`,
+    .superRefine((schema, ctx) => {
+      // Size first: the nesting and expansion checks then walk at most MAX_OUTPUT_SCHEMA_BYTES of JSON.
+      const problem =
+        jsonBytes(schema) > MAX_OUTPUT_SCHEMA_BYTES
+          ? `outputSchema must be at most ${MAX_OUTPUT_SCHEMA_BYTES} bytes (${MAX_OUTPUT_SCHEMA_BYTES / 1024} KiB) as JSON`
+          : outputSchemaBoundsProblem(schema);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
     });
   return outputSchemaSchema;
 }

@@ -70,17 +70,21 @@ const { workerData } = require('node:worker_threads');
 const compiled = workerData.compiled;
 require.extensions['.ts'] = (module, filename) => {
   const code = compiled[filename];
-  if (code === undefined) throw new Error('search thread: no compiled code for ' + filename);
+  if (code === undefined) throw new Error('thread: no compiled code for ' + filename);
   module._compile(code, filename);
 };
 require(workerData.entry);
 `;
 
-/** Where a search thread starts; computed once per process. */
-export function threadEntry(): ThreadEntry {
-  const js = path.join(__dirname, 'thread.js');
+/**
+ * Where a thread starts: the module `name` in `dir` (by default the search thread beside this file).
+ * Computed once per process by each pool that uses it; the output validator's pool
+ * (src/activities/output-check-pool.ts) starts its threads the same way.
+ */
+export function threadEntry(dir: string = __dirname, name = 'thread'): ThreadEntry {
+  const js = path.join(dir, `${name}.js`);
   if (existsSync(js)) return { filename: js, eval: false };
-  const ts = path.join(__dirname, 'thread.ts');
+  const ts = path.join(dir, `${name}.ts`);
   const compiled = compileClosure(ts);
   return { filename: BOOTSTRAP, eval: true, workerData: { compiled, entry: ts } };
 }
