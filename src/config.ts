@@ -181,6 +181,20 @@ function usableEnv(raw: NodeJS.ProcessEnv): Record<string, string> {
   return env;
 }
 
+/**
+ * The profiles file a worker with this environment reads, for the workspace rules (docs/file-safety.md):
+ * as {@link configFilePath}, the user's home directory standing in for a `HOME` the environment lacks.
+ */
+export function temporalConfigFilePath(env: NodeJS.ProcessEnv = process.env): string {
+  const given: Record<string, string> = {};
+  for (const name of ['TEMPORAL_CONFIG_FILE', 'XDG_CONFIG_HOME', 'HOME', 'APPDATA'] as const) {
+    const value = env[name]?.trim();
+    if (value) given[name] = value;
+  }
+  given.HOME ??= os.homedir();
+  return configFilePath(given) ?? path.join(given.HOME, '.config', 'temporalio', 'temporal.toml');
+}
+
 /** The file `@temporalio/envconfig` reads profiles from (Linux and macOS paths; Windows: %APPDATA%). */
 function configFilePath(env: Record<string, string>): string | undefined {
   if (env.TEMPORAL_CONFIG_FILE) return env.TEMPORAL_CONFIG_FILE;

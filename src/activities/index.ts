@@ -32,6 +32,7 @@ import { WorkspaceError } from '../tools/workspace';
 import { WorkspacePolicy } from '../tools/workspace-roots';
 import { createMcpRuntime, McpRuntime, type McpWorkerOptions } from '../mcp';
 import { createMcpActivities } from './mcp';
+import { operatorFileOptions } from '../safe-fs/operator-files';
 import { checkOutput } from './output';
 import { keepFinalMessages } from './final-messages';
 import { createFirstModelCall } from './first-call';
@@ -85,6 +86,7 @@ export function createActivities(deps: ActivityDeps) {
     ...(deps.workspaceRoots ? { roots: deps.workspaceRoots } : {}),
     defaultRoot: defaultWorkspace,
     settingsFile,
+    ...operatorFileOptions(deps),
   });
 
   const sandboxWarning =
@@ -287,6 +289,7 @@ export function createActivities(deps: ActivityDeps) {
     ...(deps.agentsDir !== undefined ? { agentsDir: deps.agentsDir } : {}),
     defaultWorkspace,
     verifyWorkspace: (workspace) => workspaces.verify(workspace),
+    toolNames: deps.tools.names(),
   });
 
   /**

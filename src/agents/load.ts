@@ -1,10 +1,9 @@
 import { promises as fs } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { contextOwners } from '../context/instructions';
 import { cutChars, utf8Length } from '../shared/bounds';
 import type { AgentDefinition, AgentDefinitionSource, LoadAgentDefinitionsResult } from '../shared/subagents';
-import { isInside } from '../tools/workspace';
+import { AGENTS_DIR_ENV_VAR, operatorPathInWorkspace, workerAgentsDir } from '../safe-fs/operator-files';
 import {
   AGENT_FILE,
   listOperatorAgentFiles,
@@ -29,26 +28,27 @@ import type { DirList, FileRead } from '../context/workspace-files';
  * keeps its first definition, so the operator's wins over the workspace's (which the model can write).
  */
 
-export const AGENTS_DIR_ENV_VAR = 'DURABLE_AGENT_AGENTS_DIR';
+export { AGENTS_DIR_ENV_VAR, workerAgentsDir };
 /** Where a workspace's agents are, in this order. */
 export const WORKSPACE_AGENT_DIRS = ['.durable-agent/agents', '.claude/agents'] as const;
-
-/** The operator's folder: `DURABLE_AGENT_AGENTS_DIR`, else `~/.durable-agent/agents` (used when it exists). */
-export function workerAgentsDir(env: NodeJS.ProcessEnv = process.env): { dir: string; configured: boolean } {
-  const configured = env[AGENTS_DIR_ENV_VAR]?.trim();
-  return configured
-    ? { dir: path.resolve(configured), configured: true }
-    : { dir: path.join(os.homedir(), '.durable-agent', 'agents'), configured: false };
-}
 
 export interface LoadAgentsOptions {
   /** The run's workspace, its real path already verified; absent: operator agents only. */
   workspace?: string;
   /** The operator's folder; `configured`: named by the operator, so a missing folder is worth a warning. */
   operatorDir?: { dir: string; configured: boolean };
+  /**
+   * The worker's tools (`task` is always known): an agent's tool that names none of them is warned
+   * about. MCP tools (`mcp__…`) are known only per run and are not. Absent: no such warning.
+   */
+  toolNames?: readonly string[];
 }
 
+/** Tools the workflow itself offers, whatever the worker's registry holds. */
+const WORKFLOW_TOOLS = ['task'];
+
 class Collector {
+  constructor(private readonly toolNames?: readonly string[]) {}
   readonly agents: AgentDefinition[] = [];
   private readonly warnings: string[] = [];
   private dropped = 0;
@@ -85,6 +85,23 @@ class Collector {
     }
     this.promptBytes += bytes;
     this.agents.push(agent);
+    this.warnUnknownTools(agent, shown);
+  }
+
+  /** A tool list naming nothing this worker has (a Claude Code name without a counterpart, a typo) says so. */
+  private warnUnknownTools(agent: AgentDefinition, shown: string): void {
+    const known = this.toolNames;
+    if (!known || !agent.tools) return;
+    const unknown = agent.tools.filter(
+      (t) => !known.includes(t) && !WORKFLOW_TOOLS.includes(t) && !t.startsWith('mcp__'),
+    );
+    if (!unknown.length) return;
+    const left = agent.tools.length - unknown.length;
+    this.warn(
+      `agent ${shown}: its tools ${unknown.join(', ')} match no tool of this worker and are left out` +
+        `${left === 0 ? ' (it gets no tool at all)' : ''}; tools: ${[...known, ...WORKFLOW_TOOLS].join(', ')}` +
+        ` (Claude Code's Read, Write, Edit, Glob, Grep, Bash and Task are taken as theirs)`,
+    );
   }
 
   result(): LoadAgentDefinitionsResult {
@@ -128,7 +145,7 @@ async function realPath(p: string): Promise<string | undefined> {
 
 /** Every agent the run may name, and what was skipped and why. Never throws for what a file holds. */
 export async function loadAgents(options: LoadAgentsOptions): Promise<LoadAgentDefinitionsResult> {
-  const out = new Collector();
+  const out = new Collector(options.toolNames);
   const warn = (t: string) => out.warn(t);
   const workspace = options.workspace;
   const owners = workspace ? (await contextOwners(workspace)).inside : undefined;
@@ -137,8 +154,9 @@ export async function loadAgents(options: LoadAgentsOptions): Promise<LoadAgentD
     const real = await realPath(operator.dir);
     if (real === undefined) {
       if (operator.configured) warn(`the operator's agents folder ${operator.dir} does not exist`);
-    } else if (workspace && isInside(workspace, real)) {
-      // A folder the model can write is no operator's: read as the workspace's, with its rules.
+    } else if (workspace && operatorPathInWorkspace({ path: real, folder: false }, workspace)) {
+      // A folder the model can write is no operator's: read as the workspace's, with its rules (the
+      // worker refuses such a workspace at run start; this holds for a worker without that rule).
       warn(
         `the operator's agents folder ${operator.dir} lies in the run's workspace, which the model can write: its agents are read as workspace agents`,
       );

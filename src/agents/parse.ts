@@ -23,6 +23,28 @@ const TOOL_NAME = new RegExp(`^[A-Za-z0-9_.:-]{1,${MAX_AGENT_TOOL_NAME_CHARS}}$`
 /** Model ids as the CLI's `--model` takes them (`claude-…`, `openai:<model>`, `offline-demo`). */
 const MODEL_ID = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_.:/@-]{0,${MAX_AGENT_MODEL_CHARS - 1}}$`);
 
+/**
+ * Claude Code's names of its built-in tools, for the durable-agent tools that do the same, so that an
+ * agent file copied from `.claude/agents/` keeps its tools. Claude Code's other tools (`WebFetch`,
+ * `NotebookEdit`, …) have no counterpart: they match no tool, and the loader warns about them.
+ */
+export const CLAUDE_CODE_TOOL_NAMES: Readonly<Record<string, string>> = Object.freeze(
+  Object.assign(Object.create(null) as Record<string, string>, {
+    Read: 'read_file',
+    Write: 'write_file',
+    Edit: 'edit_file',
+    Glob: 'glob',
+    Grep: 'grep',
+    Bash: 'bash',
+    Task: 'task',
+  }),
+);
+
+/** A tool name as durable-agent spells it: Claude Code's names of built-in tools are translated. */
+export function toolNameOf(name: string): string {
+  return CLAUDE_CODE_TOOL_NAMES[name] ?? name;
+}
+
 /** `tools: a, b` or `tools: [a, b]`; undefined when absent (the parent's tools). */
 function parseTools(value: unknown): { ok: true; tools?: string[] } | { ok: false; problem: string } {
   if (value === undefined || value === null) return { ok: true };
@@ -33,16 +55,16 @@ function parseTools(value: unknown): { ok: true; tools?: string[] } | { ok: fals
         ? (value as string[]).map((t) => t.trim())
         : undefined;
   if (!list) return { ok: false, problem: 'its tools are not a comma-separated string or a list of names' };
-  const names = [...new Set(list.filter((t) => t !== ''))];
-  if (names.length > MAX_AGENT_TOOLS) return { ok: false, problem: `it lists more than ${MAX_AGENT_TOOLS} tools` };
-  const bad = names.find((t) => !TOOL_NAME.test(t));
+  const written = [...new Set(list.filter((t) => t !== ''))];
+  if (written.length > MAX_AGENT_TOOLS) return { ok: false, problem: `it lists more than ${MAX_AGENT_TOOLS} tools` };
+  const bad = written.find((t) => !TOOL_NAME.test(t));
   if (bad !== undefined) {
     return {
       ok: false,
       problem: `its tool ${JSON.stringify(bad.slice(0, 40))} is not a tool name (letters, digits, '_', '-', '.', ':')`,
     };
   }
-  return { ok: true, tools: names };
+  return { ok: true, tools: [...new Set(written.map(toolNameOf))] };
 }
 
 function parseModel(value: unknown): { ok: true; model?: string } | { ok: false; problem: string } {

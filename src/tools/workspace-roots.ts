@@ -1,6 +1,8 @@
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { parseSwitch } from '../worker-settings';
+import { operatorFileRefusal, operatorPaths, spellings, type OperatorPath } from '../safe-fs/operator-files';
 import { isInside, pinWorkspace, realpathAllowMissingSync, WorkspaceError } from './workspace';
 
 /**
@@ -13,6 +15,11 @@ import { isInside, pinWorkspace, realpathAllowMissingSync, WorkspaceError } from
  */
 
 export const WORKSPACE_ROOTS_ENV_VAR = 'DURABLE_AGENT_WORKSPACE_ROOTS';
+/**
+ * `1`: a workspace given by a path with a symbolic link inside a root is admitted (at its real
+ * path). Off by default: a run whose workspace held that folder could have put the link there.
+ */
+export const WORKSPACE_LINKS_ENV_VAR = 'DURABLE_AGENT_WORKSPACE_LINKS';
 
 /** A workspace refused by the worker's rules: the run fails at start, non-retryably. */
 export class WorkspaceRefusedError extends WorkspaceError {
@@ -42,9 +49,7 @@ const SHARED_TOPS = ['/', '/tmp', '/var/tmp', '/home', '/Users', '/root', '/mnt'
   '/Volumes',
 ]);
 
-interface Protected {
-  /** What the path is, in a refusal: "the worker's settings file". */
-  what: string;
+interface Protected extends OperatorPath {
   /** As configured, and as it resolves (through symlinks, dangling ones included). */
   paths: string[];
 }
@@ -56,6 +61,12 @@ export interface WorkspacePolicyOptions {
   defaultRoot?: string;
   /** The worker-wide hooks settings file. */
   settingsFile: string;
+  /** The worker's MCP configuration file (the MCP option `configFile`); default `DURABLE_AGENT_MCP_CONFIG`. */
+  mcpConfigFile?: string;
+  /** The operator's agents folder (`--agents-dir`); default `DURABLE_AGENT_AGENTS_DIR`, else `~/.durable-agent/agents`. */
+  agentsDir?: string;
+  /** Admit a workspace path through a symbolic link inside a root; default `DURABLE_AGENT_WORKSPACE_LINKS`. */
+  allowLinks?: boolean;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -117,7 +128,10 @@ export function rootProblem(root: string): string | undefined {
   try {
     real = realpathSync(path.resolve(root));
   } catch {
-    return `The workspace root ${root} does not exist (${WORKSPACE_ROOTS_ENV_VAR}, --workspace-root).`;
+    return (
+      `The workspace root ${root} does not exist (${WORKSPACE_ROOTS_ENV_VAR}, --workspace-root): create it ` +
+      `(mkdir -p -m 700 ${root}); \`durable-agent worker\` creates a missing root itself.`
+    );
   }
   // A shared directory (/tmp, /home) may be a root, the workspaces being folders inside it.
   const system =
@@ -127,6 +141,34 @@ export function rootProblem(root: string): string | undefined {
         ? undefined
         : systemReason(real, realOrSelf(os.tmpdir()));
   return system ? `The workspace root ${root} cannot be a root: ${system}.` : undefined;
+}
+
+/**
+ * Creates the roots that do not exist yet (mode 0700, and their missing parents), as `durable-agent
+ * worker --workspace-root /srv/agents` is expected to: the roots that it created. A root that would
+ * be `/` or lie in a system directory is not created (the worker then refuses it, saying why).
+ */
+export function createMissingRoots(roots: readonly string[]): string[] {
+  const created: string[] = [];
+  for (const root of roots) {
+    const absolute = path.resolve(root);
+    if (existsSync(absolute)) continue;
+    let target: string;
+    try {
+      // Where it would be, through the links of the existing part of its path.
+      target = realpathAllowMissingSync(absolute);
+    } catch {
+      continue;
+    }
+    if (target === '/' || systemReason(target, realOrSelf(os.tmpdir())) !== undefined) continue;
+    try {
+      mkdirSync(absolute, { recursive: true, mode: 0o700 });
+      created.push(absolute);
+    } catch {
+      // Not allowed or not possible: the worker's check says it does not exist, and what to do.
+    }
+  }
+  return created;
 }
 
 /** How long a resolution of the worker's protected paths is reused (see `WorkspacePolicy`). */
@@ -139,25 +181,21 @@ export const PROTECTED_PATHS_TTL_MS = 1000;
 export class WorkspacePolicy {
   readonly roots: readonly string[];
   private readonly tmp = realOrSelf(os.tmpdir());
-  private readonly protectedPaths: Protected[];
+  private readonly protectedPaths: OperatorPath[];
   private readonly code: { dirs: string[]; mayHold: boolean };
+  private readonly allowLinks: boolean;
 
   constructor(options: WorkspacePolicyOptions) {
     const env = options.env ?? process.env;
+    this.allowLinks = options.allowLinks ?? parseSwitch(WORKSPACE_LINKS_ENV_VAR, env[WORKSPACE_LINKS_ENV_VAR]);
     const configured = options.roots ?? rootsFromEnv(env) ?? [options.defaultRoot ?? process.cwd()];
     this.roots = [...new Set(configured.map((root) => this.realRoot(root)))];
-    const home = os.homedir();
-    const temporalConfig =
-      env.TEMPORAL_CONFIG_FILE?.trim() || path.join(home, '.config', 'temporalio', 'temporal.toml');
-    const keys = ['TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH']
-      .map((name) => env[name]?.trim())
-      .filter((p): p is string => !!p);
-    this.protectedPaths = [
-      { what: "the worker's hooks settings file", paths: [path.resolve(options.settingsFile)] },
-      { what: "the worker's Temporal connection profile (it may hold an API key)", paths: [temporalConfig] },
-      ...keys.map((key) => ({ what: "the worker's TLS certificate or key", paths: [path.resolve(key)] })),
-      { what: "the worker's SSH keys", paths: [path.join(home, '.ssh')] },
-    ];
+    this.protectedPaths = operatorPaths({
+      settingsFile: options.settingsFile,
+      ...(options.mcpConfigFile !== undefined ? { mcpConfigFile: options.mcpConfigFile } : {}),
+      ...(options.agentsDir !== undefined ? { agentsDir: options.agentsDir } : {}),
+      env,
+    });
     this.code = codeRule();
   }
 
@@ -203,16 +241,7 @@ export class WorkspacePolicy {
   }
 
   private resolveProtectedNow(): Protected[] {
-    return this.protectedPaths.map((p) => {
-      const resolved = p.paths.map((one) => {
-        try {
-          return realpathAllowMissingSync(one);
-        } catch {
-          return one;
-        }
-      });
-      return { what: p.what, paths: [...new Set([...p.paths, ...resolved])] };
-    });
+    return this.protectedPaths.map((p) => ({ ...p, paths: spellings(p.path) }));
   }
 
   private refuse(rule: string, workspace: string, why: string): WorkspaceRefusedError {
@@ -238,7 +267,36 @@ export class WorkspacePolicy {
     } catch {
       throw this.refuse('missing', workspace, 'it does not exist');
     }
-    return this.check(workspace, lexical, real);
+    const admitted = this.check(workspace, lexical, real);
+    const link = real === lexical || this.allowLinks ? undefined : this.linkInRoots(lexical);
+    if (link) {
+      throw this.refuse(
+        'symlink in its path',
+        workspace,
+        `${link.at} is a symbolic link in the workspace root ${link.root}, which a run could have put there ` +
+          `(it leads to ${real}); give the workspace by its real path, or let this worker follow such links ` +
+          `(${WORKSPACE_LINKS_ENV_VAR}=1)`,
+      );
+    }
+    return admitted;
+  }
+
+  /**
+   * The first symbolic link on the way to `lexical` that lies in a root (its folder inside one, the
+   * root itself included): any run whose workspace holds that folder could have made it. Links above
+   * the roots (a root reached through a link, `/tmp` on macOS) are the machine's, not a run's.
+   */
+  private linkInRoots(lexical: string): { at: string; root: string } | undefined {
+    let folder = path.parse(lexical).root;
+    for (const name of path.relative(folder, lexical).split(path.sep)) {
+      const at = path.join(folder, name);
+      if (lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink()) {
+        const root = this.roots.find((r) => isInside(r, realpathSync.native(folder)));
+        if (root) return { at, root };
+      }
+      folder = at;
+    }
+    return undefined;
   }
 
   /**
@@ -258,8 +316,10 @@ export class WorkspacePolicy {
     const system = systemReason(real, this.tmp);
     if (system) throw this.refuse('system directory', workspace, system);
     for (const p of protectedNow) {
-      const held = p.paths.find((one) => isInside(real, one) || isInside(lexical, one));
-      if (held) throw this.refuse("worker's own files", workspace, `it holds ${p.what} (${held})`);
+      const held = p.paths.find(
+        (one) => isInside(real, one) || isInside(lexical, one) || (p.folder && isInside(one, real)),
+      );
+      if (held) throw this.refuse("worker's own files", workspace, operatorFileRefusal(p, held));
     }
     const code = this.code.dirs.find((dir) => isInside(dir, real) || (!this.code.mayHold && isInside(real, dir)));
     if (code) throw this.refuse("worker's own files", workspace, `the worker's code is there (${code})`);

@@ -2,7 +2,7 @@ import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { createActivities } from '../../src/activities';
-import { MAX_AGENT_FILE_BYTES } from '../../src/agents';
+import { MAX_AGENT_FILE_BYTES, loadAgents } from '../../src/agents';
 import { ScriptedModel } from '../../src/models';
 import { createDefaultRegistry } from '../../src/tools';
 import { makeTempDir, writeTree } from '../tools/helpers';
@@ -135,10 +135,20 @@ test('an oversize file is skipped whole (never cut), bad YAML and a bad name are
   ]);
 });
 
-test("an operator folder inside the workspace is read as the workspace's (the model can write it)", async () => {
+test('an operator folder inside the workspace: the worker refuses the workspace, and no agent of it is read', async () => {
   const inside = path.join(ws, 'ops-agents');
   writeTree(inside, { 'helper.md': agent('helper') });
   const result = await load({ workspace: ws }, inside);
+  expect(result.agents).toEqual([]);
+  expect(result.warnings[0]).toMatch(/^the workspace's agents were not read: .*refused \(worker's own files\)/);
+  expect(result.warnings[0]).toContain("the operator's agents folder");
+  expect(result.warnings[1]).toBe(`the operator's agents folder ${inside} lies in that workspace: no agent was read`);
+});
+
+test("without the worker's rules, an operator folder inside the workspace is read as the workspace's", async () => {
+  const inside = path.join(ws, 'ops-agents');
+  writeTree(inside, { 'helper.md': agent('helper') });
+  const result = await loadAgents({ workspace: ws, operatorDir: { dir: inside, configured: true } });
   expect(result.agents).toEqual([
     expect.objectContaining({ name: 'helper', source: 'workspace', path: 'ops-agents/helper.md' }),
   ]);
