@@ -4,6 +4,7 @@ import { trySpillText } from './spill';
 import type { ToolSpec } from '../shared/messages';
 import { truncateTail } from './text';
 import { cutPrefix } from '../shared/well-formed';
+import { RESERVED_TOOL_NAMES, toolNameProblem } from '../shared/tool-name';
 import type { SideEffect, Tool, ToolContext, ToolOutput, ToolResult } from './types';
 
 /** JSON Schema as the Anthropic API wants it for a tool's `input_schema`. */
@@ -137,7 +138,14 @@ export class ToolRegistry {
 
   /** Add a tool. Its JSON Schema is computed once here, so a bad schema fails at startup, not mid-run. */
   register(tool: Tool): this {
-    if (this.entries.has(tool.name)) throw new Error(`Tool '${tool.name}' is already registered.`);
+    const problem = toolNameProblem(tool.name);
+    if (problem) throw new Error(`Tool refused: ${problem}.`);
+    if (this.entries.has(tool.name)) {
+      throw new Error(
+        `Tool '${tool.name}' is already registered: tool names must be unique, and a custom tool may not take ` +
+          `a built-in tool's name. Names taken: ${[...this.names(), ...RESERVED_TOOL_NAMES].join(', ')}.`,
+      );
+    }
     if (tool.runsLocally && tool.sideEffect !== 'read_only') {
       throw new Error(
         `Tool '${tool.name}' sets runsLocally but is '${tool.sideEffect}': only read-only tools may run as local ` +

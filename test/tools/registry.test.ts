@@ -195,7 +195,9 @@ describe('ToolRegistry', () => {
   });
 
   test('registering a name twice throws', () => {
-    expect(() => new ToolRegistry([echo, echo])).toThrow("Tool 'echo' is already registered.");
+    expect(() => new ToolRegistry([echo, echo])).toThrow(
+      "Tool 'echo' is already registered: tool names must be unique",
+    );
   });
 
   test('a tool whose schema is not an object is refused at registration', () => {
