@@ -10,6 +10,8 @@ import * as os from 'node:os';
 
 export const MAX_PROCESSES_ENV_VAR = 'DURABLE_AGENT_SANDBOX_MAX_PROCESSES';
 export const TMPFS_BUDGET_ENV_VAR = 'DURABLE_AGENT_SANDBOX_TMPFS_BUDGET';
+export const MAX_MEMORY_ENV_VAR = 'DURABLE_AGENT_SANDBOX_MAX_MEMORY';
+export const MAX_CPUS_ENV_VAR = 'DURABLE_AGENT_SANDBOX_MAX_CPUS';
 
 /** Processes (and threads) one sandboxed call may hold at once, its shell and bubblewrap's init included. */
 export const DEFAULT_MAX_PROCESSES = 1024;
@@ -21,6 +23,14 @@ export const SANDBOX_TMP_BYTES = 1024 * 1024 * 1024;
 export const SANDBOX_SHM_BYTES = 256 * 1024 * 1024;
 /** The worker's tmpfs budget by default: 4 GiB, or half the machine's memory if that is less. */
 export const DEFAULT_TMPFS_BUDGET_BYTES = Math.min(4 * 1024 ** 3, Math.floor(os.totalmem() / 2));
+/**
+ * Memory one call (a bash command, a workspace hook, a workspace MCP server) may hold, its /tmp and
+ * /dev/shm included: 4 GiB, or half the machine's memory if that is less. Past it the kernel kills
+ * the call's largest process (a memory cgroup) or refuses its allocations (RLIMIT_DATA, per process).
+ */
+export const DEFAULT_MAX_MEMORY_BYTES = Math.min(4 * 1024 ** 3, Math.floor(os.totalmem() / 2));
+/** CPUs one call may keep busy (a cpu cgroup's quota): half the machine's, at least one. */
+export const DEFAULT_MAX_CPUS = Math.max(1, Math.floor(os.availableParallelism() / 2));
 /** A call gets at least this much /tmp + /dev/shm; when the budget has less left, it waits. */
 export const MIN_TMPFS_GRANT_BYTES = 16 * 1024 * 1024;
 const PAGE = 4096;
@@ -31,6 +41,10 @@ export interface SandboxLimits {
   /** The most /tmp and /dev/shm one call gets. */
   tmpBytes: number;
   shmBytes: number;
+  /** Memory per call (a memory cgroup, or RLIMIT_DATA per process where there is none). */
+  maxMemoryBytes?: number;
+  /** CPUs per call (a cpu cgroup's quota; not limited without one). */
+  maxCpus?: number;
 }
 
 /** Reads a size: bytes, or a number with K, M or G (binary units), e.g. `512M`, `4G`. */
@@ -55,14 +69,29 @@ export function parseMaxProcesses(raw: string, name: string): number {
   return value;
 }
 
+/** Reads a CPU count: a positive number, fractions allowed (`0.5`, `2`). */
+export function parseCpus(raw: string, name: string): number {
+  const value = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isFinite(value) || value < 0.01 || value > 4096) {
+    throw new Error(`${name} must be a number of CPUs between 0.01 and 4096 (e.g. 0.5, 2), got '${raw}'`);
+  }
+  return value;
+}
+
 /** The worker's limits from its environment; a bad value throws, naming the variable and what it accepts. */
-export function limitsFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxLimits & { tmpfsBudgetBytes: number } {
+export function limitsFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+): Required<SandboxLimits> & { tmpfsBudgetBytes: number } {
   const processes = env[MAX_PROCESSES_ENV_VAR];
   const budget = env[TMPFS_BUDGET_ENV_VAR];
+  const memory = env[MAX_MEMORY_ENV_VAR];
+  const cpus = env[MAX_CPUS_ENV_VAR];
   return {
     maxProcesses: processes ? parseMaxProcesses(processes, MAX_PROCESSES_ENV_VAR) : DEFAULT_MAX_PROCESSES,
     tmpBytes: SANDBOX_TMP_BYTES,
     shmBytes: SANDBOX_SHM_BYTES,
+    maxMemoryBytes: memory ? parseSize(memory, MAX_MEMORY_ENV_VAR) : DEFAULT_MAX_MEMORY_BYTES,
+    maxCpus: cpus ? parseCpus(cpus, MAX_CPUS_ENV_VAR) : DEFAULT_MAX_CPUS,
     tmpfsBudgetBytes: budget ? parseSize(budget, TMPFS_BUDGET_ENV_VAR) : DEFAULT_TMPFS_BUDGET_BYTES,
   };
 }

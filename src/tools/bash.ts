@@ -106,12 +106,7 @@ export function createBashTool(options: BashToolOptions = {}) {
   const workerPolicy = options.policy ?? policyFromEnv();
   new CommandPolicy([workerPolicy]);
   const fromEnv = limitsFromEnv();
-  const limits: SandboxLimits = {
-    maxProcesses: fromEnv.maxProcesses,
-    tmpBytes: fromEnv.tmpBytes,
-    shmBytes: fromEnv.shmBytes,
-    ...options.limits,
-  };
+  const limits: SandboxLimits = { ...fromEnv, ...options.limits };
   const budget = options.tmpfsBudget ?? workerTmpfsBudget();
   let sandbox: SandboxStatus | undefined;
   const status = () =>
@@ -165,7 +160,16 @@ async function runCommand(
     if (ctx.signal.aborted) return { content: 'Command was cancelled before it started.', isError: true };
     const started = Date.now();
     if (sandbox.mode === 'bwrap') {
-      const reserved = await reserveWithin(options.limits, options.budget, timeoutMs, ctx, options.heartbeatIntervalMs);
+      const reserved = await reserveWithin(
+        options.limits,
+        options.budget,
+        timeoutMs,
+        ctx,
+        options.heartbeatIntervalMs,
+        {
+          spare: true,
+        },
+      );
       if (!reserved.ok) return { content: reserved.error, isError: true };
       reservation = reserved.reservation;
     }
@@ -173,6 +177,7 @@ async function runCommand(
     return await runSpawned(command, ctx, {
       cwd,
       workspaceFd: held?.fd,
+      workspaceSource: held?.source,
       timeoutMs: left,
       statedTimeoutMs: timeoutMs,
       started,
@@ -189,8 +194,9 @@ async function runCommand(
 
 interface SpawnedCall {
   cwd: string;
-  /** The held workspace's descriptor (sandboxed calls). */
+  /** The held workspace's descriptor (sandboxed calls), and where a spare launcher reopens it. */
   workspaceFd: number | undefined;
+  workspaceSource: string | undefined;
   /** What is left of the timeout once the call's resources were reserved. */
   timeoutMs: number;
   /** The timeout the call was given, and when it began, for its messages. */
@@ -203,10 +209,19 @@ interface SpawnedCall {
 }
 
 async function runSpawned(command: string, ctx: ToolContext, call: SpawnedCall): Promise<ToolResult> {
-  const { cwd, workspaceFd, timeoutMs, statedTimeoutMs, started, sandbox, reservation, ...options } = call;
+  const { cwd, workspaceFd, workspaceSource, timeoutMs, statedTimeoutMs, started, sandbox, reservation, ...options } =
+    call;
   const limits = reservation?.limits ?? { maxProcesses: 0, tmpBytes: 0, shmBytes: 0 };
   const network = ctx.network === true;
-  const { child } = spawnShell(command, { workspace: cwd, workspaceFd, network, sandbox, limits });
+  const { child } = spawnShell(command, {
+    workspace: cwd,
+    workspaceFd,
+    workspaceSource,
+    network,
+    sandbox,
+    limits,
+    ...(reservation?.spare ? { spare: reservation.spare } : {}),
+  });
   const pid = child.pid;
   if (pid !== undefined) processRegistry.track(pid, sandbox.mode === 'bwrap', reservation?.members);
 
@@ -277,7 +292,11 @@ async function runSpawned(command: string, ctx: ToolContext, call: SpawnedCall):
   const text = output.toString();
   const body = text === '' ? '(no output)' : text.endsWith('\n') ? text.slice(0, -1) : text;
   const warning = sandbox.mode === 'off' ? `\n${UNSANDBOXED_NOTE}` : '';
-  const failed = stopReason !== undefined || exit.code !== 0 || reservation?.limitReached() === true;
+  const failed =
+    stopReason !== undefined ||
+    exit.code !== 0 ||
+    reservation?.limitReached() === true ||
+    reservation?.killedByLimit() !== undefined;
   const limitNote = reservation?.limitNote(failed);
   const notes = `${limitNote ? `\n${limitNote}` : ''}${warning}`;
   if (stopReason === 'timeout') {
