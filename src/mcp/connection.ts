@@ -48,6 +48,8 @@ export class McpConnection {
   private stderrTail = '';
   /** Gives back a sandboxed server's share of the sandbox's resources, once its process is gone. */
   private release: (() => Promise<void>) | undefined;
+  /** A sandboxed server the kernel killed at its limit (memory): what to tell; undefined otherwise. */
+  limitMessage: (() => string | undefined) | undefined;
 
   private constructor(
     readonly server: string,
@@ -80,6 +82,7 @@ export class McpConnection {
     budget: TmpfsBudget,
   ): Promise<McpConnection> {
     let release: (() => Promise<void>) | undefined;
+    let limitMessage: (() => string | undefined) | undefined;
     let transport: Transport;
     if (endpoint.transport === 'stdio') {
       let { command, args, env } = endpoint;
@@ -88,6 +91,7 @@ export class McpConnection {
         const launch = await launchSandboxed({ command, args, env, workspace }, endpoint.sandbox, budget, timeoutMs);
         ({ command, args, env } = launch);
         release = () => launch.release();
+        limitMessage = () => launch.limitMessage();
       }
       transport = new StdioClientTransport({
         command,
@@ -105,6 +109,7 @@ export class McpConnection {
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const conn = new McpConnection(server, client, transport);
     conn.release = release;
+    conn.limitMessage = limitMessage;
     if (transport instanceof StdioClientTransport) {
       transport.stderr?.on('data', (chunk: Buffer) => {
         conn.stderrTail = (conn.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
@@ -160,7 +165,8 @@ export class McpConnection {
 
   /** A failure's text for the model and the operator: the error, and what the server printed last. */
   explain(err: unknown): string {
-    const message = err instanceof Error ? err.message : String(err);
+    const limit = this.limitMessage?.();
+    const message = `${limit ? `${limit} ` : ''}${err instanceof Error ? err.message : String(err)}`;
     const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ');
     return tail ? `${message} (server stderr: ${tail.slice(-500)})` : message;
   }

@@ -26,6 +26,8 @@ export class McpPool {
   readonly connectTimeoutMs: number;
   private readonly budget: TmpfsBudget | undefined;
   private readonly connections = new Map<string, Promise<McpConnection>>();
+  /** Servers the kernel killed at a sandbox limit: never started again (no respawn loop), with why. */
+  private readonly limitKilled = new Map<string, string>();
   private sweeper: NodeJS.Timeout | undefined;
   /** Connections opened so far (for tests and the benchmark: no process per call). */
   opened = 0;
@@ -38,10 +40,17 @@ export class McpPool {
 
   /** The live connection for `key`, opened when there is none (concurrent callers share one opening). */
   async acquire(key: string, server: string, endpoint: Endpoint): Promise<McpConnection> {
+    const killed = this.limitKilled.get(key);
+    if (killed) throw new Error(`${killed} It is not started again on this worker until its configuration changes.`);
     const existing = this.connections.get(key);
     if (existing) {
       const conn = await existing.catch(() => undefined);
       if (conn && !conn.closed) return conn;
+      const limit = conn?.limitMessage?.();
+      if (limit) {
+        this.limitKilled.set(key, limit);
+        throw new Error(`${limit} It is not started again on this worker until its configuration changes.`);
+      }
       if (this.connections.get(key) === existing) this.connections.delete(key);
     }
     const opening = McpConnection.open(server, endpoint, this.connectTimeoutMs, this.budget ?? workerTmpfsBudget());
@@ -61,6 +70,8 @@ export class McpPool {
 
   /** Forgets and closes a connection that broke. */
   async drop(key: string, conn: McpConnection): Promise<void> {
+    const limit = conn.limitMessage?.();
+    if (limit && this.limitKilled.size < 10_000) this.limitKilled.set(key, limit);
     const current = this.connections.get(key);
     if (current && (await current.catch(() => undefined)) === conn) this.connections.delete(key);
     await conn.close();
