@@ -98,7 +98,10 @@ export function createActivities(deps: ActivityDeps) {
   const offersBash = (input: Pick<CallModelInput, 'toolNames'>) =>
     deps.tools.get('bash') !== undefined && (input.toolNames === undefined || input.toolNames.includes('bash'));
 
-  const mcpRuntime = deps.mcp instanceof McpRuntime ? deps.mcp : createMcpRuntime(deps.mcp ?? {});
+  const mcpRuntime =
+    deps.mcp instanceof McpRuntime
+      ? deps.mcp
+      : createMcpRuntime({ workspaceRoots: workspaces.roots, ...(deps.mcp ?? {}) });
   const mcp = createMcpActivities(mcpRuntime, () => defaultWorkspace);
   const toolSpecs = (
     input: Pick<CallModelInput, 'toolNames' | 'extraToolNames' | 'mcpTools' | 'mcpToolsHash' | 'conversation'>,

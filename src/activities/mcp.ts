@@ -1,4 +1,4 @@
-import { log } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { CACHE_MISS_ERROR_TYPE, hashString } from '../shared/conversation';
 import type { CallModelInput, PrepareRunInput, PrepareRunOutput } from '../shared/activity-io';
@@ -17,12 +17,16 @@ const MAX_KEPT_LISTS = 64;
 export function createMcpActivities(runtime: McpRuntime, defaultWorkspace: () => string) {
   const kept = new Map<string, ToolSpec[]>();
 
-  /** Run start: the servers the run uses and their tools (never throws: failures are per server). */
+  /**
+   * Run start: the servers the run uses and their tools (failures are per server). A cancel (an
+   * interrupt during run start) stops the wait at once, with the activity's cancellation.
+   */
   async function listForRun(input: PrepareRunInput): Promise<NonNullable<PrepareRunOutput['mcp']>> {
     const listed = await runtime.listForRun({
       ...(input.mcpServers ? { runServers: input.mcpServers } : {}),
       workspace: input.context.workspace ?? defaultWorkspace(),
       network: input.context.network === true,
+      signal: Context.current().cancellationSignal,
     });
     tellOperator(listed.servers);
     for (const note of listed.notes) log.warn(`MCP: ${note}`);

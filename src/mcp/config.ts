@@ -10,18 +10,38 @@ export const WORKSPACE_MCP_FILE = '.mcp.json';
 /** The worker-wide configuration file (the `mcpConfigFile` worker option overrides it). */
 export const MCP_CONFIG_ENV_VAR = 'DURABLE_AGENT_MCP_CONFIG';
 
-export type ParsedServers = { ok: true; servers: Record<string, McpServerConfig> } | { ok: false; error: string };
+export type ParsedServers =
+  { ok: true; servers: Record<string, McpServerConfig>; warnings?: string[] } | { ok: false; error: string };
+
+/** Transports Claude Code's files may name that this client does not speak: such an entry is skipped. */
+const SKIPPED_TRANSPORTS = new Set(['sse', 'ws', 'websocket']);
 
 /**
  * A configuration as Claude Code writes it: `{"mcpServers": {...}}`. The bare server map is taken
- * too (it is what the run input's `mcpServers` holds).
+ * too (it is what the run input's `mcpServers` holds). A file copied from Claude Code may hold a
+ * server of a transport this client does not speak (`"type": "sse"`, the older HTTP+SSE one): that
+ * entry is skipped with a warning, the others are used. The run input's `mcpServers` (checked by
+ * its schema alone) refuses such an entry.
  */
 export function parseMcpConfig(raw: unknown, where: string): ParsedServers {
   const obj = raw as { mcpServers?: unknown } | null;
-  const servers = typeof obj === 'object' && obj !== null && 'mcpServers' in obj ? obj.mcpServers : raw;
+  let servers = typeof obj === 'object' && obj !== null && 'mcpServers' in obj ? obj.mcpServers : raw;
+  const warnings: string[] = [];
+  if (typeof servers === 'object' && servers !== null && !Array.isArray(servers)) {
+    const kept = Object.entries(servers as Record<string, unknown>).filter(([name, server]) => {
+      const type = (server as { type?: unknown } | null)?.type;
+      if (typeof type !== 'string' || !SKIPPED_TRANSPORTS.has(type)) return true;
+      warnings.push(
+        `${where}: server '${name.slice(0, 40)}' is skipped: transport '${type}' is not supported ` +
+          '(stdio, or "http" for Streamable HTTP, which most servers that offered SSE also serve)',
+      );
+      return false;
+    });
+    servers = Object.fromEntries(kept);
+  }
   const parsed = mcpServersSchema().safeParse(servers);
   if (!parsed.success) return { ok: false, error: `${where}: ${formatZodError(parsed.error)}` };
-  return { ok: true, servers: parsed.data };
+  return { ok: true, servers: parsed.data, ...(warnings.length ? { warnings } : {}) };
 }
 
 /** Reads and checks a configuration file; `absent` when there is none (not an error for optional files). */

@@ -6,6 +6,7 @@ import { sandboxEnv, type SandboxStatus } from '../sandbox';
 import type { SandboxLimits } from '../sandbox/limits';
 import type { Endpoint } from './connection';
 import { expandConfig } from './expand';
+import { inUnsafe, operatorCwd, operatorEnv } from './operator-launch';
 
 export interface EndpointContext {
   source: McpSource;
@@ -16,12 +17,19 @@ export interface EndpointContext {
   sandbox: SandboxStatus;
   /** A sandboxed server's limits, as a bash call's (processes, /tmp and /dev/shm). */
   limits: SandboxLimits;
+  /** Directories a run can write (the worker's workspace roots and this run's workspace). */
+  unsafeDirs: readonly string[];
+  /** An operator stdio server's preferred working directory (its configuration file's, else the worker's). */
+  operatorDir: string;
+  /** A private empty directory: an operator server's working directory when `operatorDir` is unsafe. */
+  privateDir: () => string;
 }
 
 /**
  * How a server is reached, by where its configuration came from. Operator servers (the run's, the
  * worker's) run with the worker's rights: variables expand from the worker's environment and a
- * stdio server gets the SDK's default environment plus its own `env`. Workspace servers (the
+ * stdio server gets the SDK's default environment plus its own `env`, search paths cleaned, in a
+ * working directory no run can write (src/mcp/operator-launch.ts). Workspace servers (the
  * model can write `.mcp.json`) get none of the worker's variables (only `${VAR:-default}`
  * defaults expand), their stdio servers run in the bash sandbox (workspace writable, no network
  * unless the run allows it, clean environment, a bash call's limits), and their HTTP servers need
@@ -62,14 +70,24 @@ export function resolveEndpoint(
   }
   const args = cfg.args ?? [];
   if (trusted) {
-    const env = { ...getDefaultEnvironment(), ...(cfg.env ?? {}) };
+    // Never the workspace: an operator server resolves its command, packages and modules from here.
+    const cwd = operatorCwd(c.operatorDir, c.unsafeDirs, c.privateDir);
+    if (cfg.command.includes('/') && inUnsafe(path.resolve(cwd, cfg.command), c.unsafeDirs)) {
+      return {
+        ok: false,
+        error:
+          `its command ${cfg.command.slice(0, 200)} lies in a directory a run can write (a workspace or the ` +
+          "worker's workspace roots): an operator server runs with the worker's rights, so it is not started",
+      };
+    }
+    const env = operatorEnv({ ...getDefaultEnvironment(), ...(cfg.env ?? {}) }, cfg.env, c.unsafeDirs);
     const setpriv = dieWithWorker();
     const [command, commandArgs] = setpriv
       ? [setpriv, ['--pdeathsig', 'KILL', '--', cfg.command, ...args]]
       : [cfg.command, args];
     return {
       ok: true,
-      endpoint: { transport: 'stdio', command, args: commandArgs, env, cwd: c.workspace },
+      endpoint: { transport: 'stdio', command, args: commandArgs, env, cwd },
       sandboxed: false,
     };
   }

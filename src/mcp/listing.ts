@@ -23,10 +23,16 @@ export interface RawTool {
 
 /**
  * The tools a run offers from one server, as the model sees them: names made API-safe
- * (`mcp__<server>__<tool>`, letters, digits, `_`, `-`), descriptions and schemas bounded. A tool
+ * (`mcp__<server>__<tool>`, letters, digits, `_`, `-`), descriptions and schemas bounded, classes
+ * from the annotations of an operator's server only (`sideEffectOf`). A tool
  * that cannot be offered is left out with a warning saying why; nothing a server lists throws.
  */
-export function toolEntries(server: string, raw: readonly RawTool[]): { tools: McpToolEntry[]; warnings: string[] } {
+export function toolEntries(
+  server: string,
+  raw: readonly RawTool[],
+  /** An operator's server: its annotations give its tools' classes. A workspace server's are all `mutating`. */
+  trusted = true,
+): { tools: McpToolEntry[]; warnings: string[] } {
   const tools: McpToolEntry[] = [];
   const warnings: string[] = [];
   const seen = new Set<string>();
@@ -63,7 +69,13 @@ export function toolEntries(server: string, raw: readonly RawTool[]): { tools: M
     }
     seen.add(name);
     const description = boundedDescription(t.description ?? t.title ?? '');
-    tools.push({ name, tool: t.name, description, inputSchema: schema, sideEffect: sideEffectOf(t.annotations) });
+    tools.push({
+      name,
+      tool: t.name,
+      description,
+      inputSchema: schema,
+      sideEffect: sideEffectOf(t.annotations, trusted),
+    });
   }
   return { tools, warnings };
 }

@@ -39,7 +39,12 @@ export class McpPool {
   }
 
   /** The live connection for `key`, opened when there is none (concurrent callers share one opening). */
-  async acquire(key: string, server: string, endpoint: Endpoint): Promise<McpConnection> {
+  async acquire(
+    key: string,
+    server: string,
+    endpoint: Endpoint,
+    options: { trustAnnotations: boolean },
+  ): Promise<McpConnection> {
     const killed = this.limitKilled.get(key);
     if (killed) throw new Error(`${killed} It is not started again on this worker until its configuration changes.`);
     const existing = this.connections.get(key);
@@ -53,7 +58,13 @@ export class McpPool {
       }
       if (this.connections.get(key) === existing) this.connections.delete(key);
     }
-    const opening = McpConnection.open(server, endpoint, this.connectTimeoutMs, this.budget ?? workerTmpfsBudget());
+    const opening = McpConnection.open(
+      server,
+      endpoint,
+      this.connectTimeoutMs,
+      this.budget ?? workerTmpfsBudget(),
+      options,
+    );
     this.connections.set(key, opening);
     opening.then(
       () => {

@@ -1,11 +1,14 @@
+import * as path from 'node:path';
 import { hashString } from '../shared/conversation';
 import type { McpCallRef, McpServerConfig, McpServerListing, McpSource } from '../shared/mcp';
 import { sandboxStatus, type SandboxStatus } from '../sandbox';
 import { limitsFromEnv, type SandboxLimits } from '../sandbox/limits';
+import { rootsFromEnv } from '../tools/workspace-roots';
 import { chooseServers, MCP_CONFIG_ENV_VAR, readMcpConfigFile, workspaceConfigFile, type ServerChoice } from './config';
 import type { McpConnection } from './connection';
 import { resultText } from './content';
 import { resolveEndpoint } from './endpoint';
+import { PrivateDirectory } from './operator-launch';
 import { withinBudget } from './listing';
 import { McpPool, type McpPoolOptions } from './pool';
 
@@ -31,7 +34,19 @@ export interface McpWorkerOptions extends McpPoolOptions {
    * and the built-in /tmp and /dev/shm sizes.
    */
   limits?: Partial<SandboxLimits>;
+  /**
+   * Where runs' workspaces may be: no operator server starts in, or resolves a program or module
+   * from, a directory inside them. Default: as the worker's (`DURABLE_AGENT_WORKSPACE_ROOTS`, else
+   * the working directory).
+   */
+  workspaceRoots?: readonly string[];
 }
+
+/** Sandboxed servers that cannot start are told why a path they name may be missing. */
+const SANDBOX_HINT =
+  ' (this workspace server runs in the bash sandbox, which shows it only the system directories and the ' +
+  "workspace: a program, interpreter or file elsewhere on the worker is not there; a path in the sandbox's " +
+  'messages may be the workspace as mounted inside it)';
 
 export interface McpCallContext {
   workspace: string;
@@ -57,9 +72,12 @@ export interface McpCallResult {
  */
 export class McpRuntime {
   readonly pool: McpPool;
-  private workerConfig: Promise<{ servers: Record<string, McpServerConfig>; error?: string }> | undefined;
+  private workerConfig: Promise<WorkerServers> | undefined;
 
   private readonly limits: SandboxLimits;
+  private readonly roots: readonly string[];
+  /** The working directory of operator servers whose own would be one a run can write. */
+  private readonly privateDir = new PrivateDirectory();
 
   constructor(private readonly options: McpWorkerOptions = {}) {
     this.pool = new McpPool(options);
@@ -71,6 +89,7 @@ export class McpRuntime {
       shmBytes: fromEnv.shmBytes,
       ...options.limits,
     };
+    this.roots = [...(options.workspaceRoots ?? rootsFromEnv() ?? [process.cwd()])].map((r) => path.resolve(r));
   }
 
   /** Run start: every server the run uses, listed (in parallel), and notes on its configuration. */
@@ -78,10 +97,13 @@ export class McpRuntime {
     runServers?: Record<string, McpServerConfig>;
     workspace: string;
     network: boolean;
+    /** Run start's cancellation: listing stops waiting at once (servers still starting go on in the pool). */
+    signal?: AbortSignal;
   }): Promise<{ servers: McpServerListing[]; notes: string[] }> {
     const notes: string[] = [];
     const worker = await this.workerServers();
     if (worker.error) notes.push(`the worker's MCP configuration is not used: ${worker.error}`);
+    notes.push(...worker.warnings);
     const refuseRun = input.runServers !== undefined && this.options.runServers === false;
     if (refuseRun)
       notes.push("this worker does not take a run's own MCP servers (runServers: false); they are not used");
@@ -91,11 +113,26 @@ export class McpRuntime {
     ];
     if (this.options.workspaceConfig !== false) {
       const file = await readMcpConfigFile(workspaceConfigFile(input.workspace));
-      if (file.ok === true) sources.push({ source: 'workspace', servers: file.servers });
-      else if (file.ok === false) notes.push(`the workspace's .mcp.json is not used: ${file.error}`);
+      if (file.ok === true) {
+        sources.push({ source: 'workspace', servers: file.servers });
+        notes.push(...(file.warnings ?? []).map((w) => w.replace(/^[^:]*: /, "the workspace's .mcp.json: ")));
+      } else if (file.ok === false) notes.push(`the workspace's .mcp.json is not used: ${file.error}`);
     }
     const chosen = chooseServers(sources, (m) => notes.push(m));
-    const servers = await Promise.all(chosen.map((c) => this.listServer(c, input.workspace, input.network)));
+    const servers = await untilAborted(
+      Promise.all(
+        chosen.map((c) =>
+          this.listServer(
+            c,
+            c.source === 'worker' ? ownValue(worker.dirs, c.name) : undefined,
+            input.workspace,
+            input.network,
+            input.signal,
+          ),
+        ),
+      ),
+      input.signal,
+    );
     return { servers: withinBudget(servers), notes };
   }
 
@@ -107,18 +144,18 @@ export class McpRuntime {
   ): Promise<McpServerListing[]> {
     const listed = await Promise.all(
       servers.map(async (s) => {
-        const config = await this.configOf(s);
-        if (typeof config === 'string') {
+        const found = await this.configOf(s);
+        if (typeof found === 'string') {
           return {
             name: s.name,
             source: s.source,
             transport: 'stdio' as const,
             tools: [],
             toolsHash: '',
-            error: config,
+            error: found,
           };
         }
-        return this.listServer({ name: s.name, source: s.source, config }, workspace, network);
+        return this.listServer({ name: s.name, source: s.source, config: found.config }, found.dir, workspace, network);
       }),
     );
     return withinBudget(listed);
@@ -138,20 +175,24 @@ export class McpRuntime {
     if (input === undefined || input === null) input = {};
     if (typeof input !== 'object' || Array.isArray(input))
       return fail(`the arguments of ${ref.tool} must be a JSON object`);
-    const config = await this.configOf({
+    const found = await this.configOf({
       name: ref.server,
       source: ref.source,
       ...(ref.config ? { config: ref.config } : {}),
     });
-    if (typeof config === 'string') return fail(config);
-    const resolved = resolveEndpoint(config, this.endpointContext(ref.source, ctx.workspace, ctx.network));
+    if (typeof found === 'string') return fail(found);
+    const resolved = resolveEndpoint(
+      found.config,
+      this.endpointContext(ref.source, found.dir, ctx.workspace, ctx.network),
+    );
     if (!resolved.ok) return fail(resolved.error);
-    const key = connectionKey(ref.server, resolved.endpoint);
+    const trust = { trustAnnotations: ref.source !== 'workspace' };
+    const key = connectionKey(ref.server, ref.source, resolved.endpoint);
     // A read-only or idempotent call whose connection broke under it runs once more on a new one.
     for (let attempt = 1; ; attempt++) {
       let conn: McpConnection;
       try {
-        conn = await this.pool.acquire(key, ref.server, resolved.endpoint);
+        conn = await this.pool.acquire(key, ref.server, resolved.endpoint, trust);
       } catch (err) {
         return fail(`could not be started or reached: ${(err as Error).message}`);
       }
@@ -174,11 +215,16 @@ export class McpRuntime {
       } catch (err) {
         if (ctx.signal.aborted)
           return { content: `Error: the ${ref.tool} call was cancelled before it finished.`, isError: true };
-        if (!conn.closed) return fail(`${ref.tool} failed: ${conn.explain(err)}`);
+        const failure = conn.serverFailure(err);
+        if (!failure) return fail(`${ref.tool} failed: ${conn.explain(err)}`);
         await this.pool.drop(key, conn);
+        if (failure.kind === 'bound') {
+          // The same answer would come again: no second try.
+          return fail(`the answer to the ${ref.tool} call could not be received: ${failure.message}.`);
+        }
         if (ref.sideEffect !== 'mutating' && attempt === 1) continue;
         return fail(
-          `the server closed the connection during the ${ref.tool} call (${conn.explain(err)}). ` +
+          `the server closed the connection during the ${ref.tool} call (${failure.message}). ` +
             (ref.sideEffect === 'mutating'
               ? 'Its outcome is unknown: check whether it took effect before repeating it.'
               : 'It was retried once on a new connection and failed again.'),
@@ -191,18 +237,30 @@ export class McpRuntime {
   }
 
   /** Closes every connection; stdio servers end. */
-  close(): Promise<void> {
-    return this.pool.closeAll();
+  async close(): Promise<void> {
+    await this.pool.closeAll();
+    this.privateDir.remove();
   }
 
-  private async listServer(c: ServerChoice, workspace: string, network: boolean): Promise<McpServerListing> {
+  private async listServer(
+    c: ServerChoice,
+    dir: string | undefined,
+    workspace: string,
+    network: boolean,
+    signal?: AbortSignal,
+  ): Promise<McpServerListing> {
     const transport = c.config.type === 'http' ? ('http' as const) : ('stdio' as const);
     const base = { name: c.name, source: c.source, transport, ...(c.source !== 'worker' ? { config: c.config } : {}) };
-    const resolved = resolveEndpoint(c.config, this.endpointContext(c.source, workspace, network));
+    const resolved = resolveEndpoint(c.config, this.endpointContext(c.source, dir, workspace, network));
     if (!resolved.ok) return { ...base, tools: [], toolsHash: '', error: resolved.error };
     const sandboxed = resolved.sandboxed ? { sandboxed: true } : {};
     try {
-      const conn = await this.pool.acquire(connectionKey(c.name, resolved.endpoint), c.name, resolved.endpoint);
+      const conn = await untilAborted(
+        this.pool.acquire(connectionKey(c.name, c.source, resolved.endpoint), c.name, resolved.endpoint, {
+          trustAnnotations: c.source !== 'workspace',
+        }),
+        signal,
+      );
       if (conn.dirty) await conn.listTools(this.pool.connectTimeoutMs);
       conn.lastUsed = Date.now();
       return {
@@ -213,11 +271,14 @@ export class McpRuntime {
         ...(conn.warnings.length ? { warnings: conn.warnings.slice(0, 20) } : {}),
       };
     } catch (err) {
-      return { ...base, ...sandboxed, tools: [], toolsHash: '', error: (err as Error).message.slice(0, 1000) };
+      if (signal?.aborted) throw err;
+      const error = (err as Error).message.slice(0, 1000) + (resolved.sandboxed ? SANDBOX_HINT : '');
+      return { ...base, ...sandboxed, tools: [], toolsHash: '', error };
     }
   }
 
-  private endpointContext(source: McpSource, workspace: string, network: boolean) {
+  /** `dir`: the directory of the worker's configuration file, for its servers. */
+  private endpointContext(source: McpSource, dir: string | undefined, workspace: string, network: boolean) {
     return {
       source,
       workspace,
@@ -225,38 +286,86 @@ export class McpRuntime {
       env: this.options.env ?? process.env,
       sandbox: (this.options.sandbox ?? sandboxStatus)(),
       limits: this.limits,
+      unsafeDirs: [...this.roots, workspace],
+      operatorDir: dir ?? process.cwd(),
+      privateDir: () => this.privateDir.path,
     };
   }
 
-  /** A worker server's configuration is the worker's (never recorded); the others travel with the call. */
+  /**
+   * A worker server's configuration is the worker's (never recorded); the others travel with the
+   * call. `dir`: the directory of the worker's file, for a server from it.
+   */
   private async configOf(s: {
     name: string;
     source: McpSource;
     config?: McpServerConfig;
-  }): Promise<McpServerConfig | string> {
+  }): Promise<{ config: McpServerConfig; dir?: string } | string> {
     if (s.source === 'run' && this.options.runServers === false) {
       return "this worker does not take a run's own MCP servers (runServers: false)";
     }
-    if (s.source !== 'worker') return s.config ?? 'its configuration is missing from the call';
+    if (s.source !== 'worker') return s.config ? { config: s.config } : 'its configuration is missing from the call';
     const worker = await this.workerServers();
-    return worker.servers[s.name] ?? `this worker has no server '${s.name}' in its MCP configuration`;
+    const config = ownValue(worker.servers, s.name);
+    if (!config) return `this worker has no server '${s.name}' in its MCP configuration`;
+    const dir = ownValue(worker.dirs, s.name);
+    return { config, ...(dir ? { dir } : {}) };
   }
 
-  private workerServers() {
+  private workerServers(): Promise<WorkerServers> {
     this.workerConfig ??= (async () => {
       const servers = { ...(this.options.servers ?? {}) };
       const file = this.options.configFile ?? process.env[MCP_CONFIG_ENV_VAR];
-      if (!file) return { servers };
+      if (!file) return { servers, dirs: {}, warnings: [] };
       const read = await readMcpConfigFile(file);
-      if (read.ok === true) return { servers: { ...read.servers, ...servers } };
-      return { servers, error: read.ok === 'absent' ? `${file} does not exist` : read.error };
+      if (read.ok === true) {
+        // A relative command or path of the file's servers means one beside the file (the operator's).
+        const dir = path.dirname(path.resolve(file));
+        const dirs = Object.fromEntries(Object.keys(read.servers).map((name) => [name, dir]));
+        for (const name of Object.keys(servers)) delete dirs[name];
+        return { servers: { ...read.servers, ...servers }, dirs, warnings: read.warnings ?? [] };
+      }
+      return {
+        servers,
+        dirs: {},
+        warnings: [],
+        error: read.ok === 'absent' ? `${file} does not exist` : read.error,
+      };
     })();
     return this.workerConfig;
   }
 }
 
-function connectionKey(server: string, endpoint: unknown): string {
-  return `${server}:${hashString(JSON.stringify(endpoint))}`;
+interface WorkerServers {
+  servers: Record<string, McpServerConfig>;
+  /** The directory of the worker's file, by server name, for the servers that come from it. */
+  dirs: Record<string, string>;
+  warnings: string[];
+  error?: string;
+}
+
+/** `map[key]` when `map` has it as its own (a name such as `constructor` is not looked up in Object's prototype). */
+function ownValue<T>(map: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(map, key) ? map[key] : undefined;
+}
+
+/** A workspace server never shares a connection with an operator's: their tools' classes differ. */
+function connectionKey(server: string, source: McpSource, endpoint: unknown): string {
+  return `${source === 'workspace' ? 'workspace' : 'operator'}:${server}:${hashString(JSON.stringify(endpoint))}`;
+}
+
+/** `work`, or a rejection as soon as `signal` aborts (with its reason): what is still running goes on unwatched. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => (signal.removeEventListener('abort', onAbort), resolve(value)),
+      (error: unknown) => (signal.removeEventListener('abort', onAbort), reject(error as Error)),
+    );
+  });
 }
 
 /** Every runtime this process created, so the worker can end their servers when it stops. */

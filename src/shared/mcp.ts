@@ -79,11 +79,13 @@ function buildMcpSchemas() {
         ctx.addIssue({ code: 'custom', message: `at most ${MAX_MCP_SERVERS} servers, got ${names.length}` });
       }
       for (const name of names) {
-        if (!SERVER_NAME.test(name) || name.includes('__')) {
+        if (!SERVER_NAME.test(name) || name.includes('__') || name.endsWith('_')) {
           ctx.addIssue({
             code: 'custom',
             path: [name],
-            message: 'a server name is 1-40 letters, digits, _ or - (no "__")',
+            message:
+              'a server name is 1-40 letters, digits, _ or - (no "__", not ending in "_": the model sees ' +
+              'mcp__<server>__<tool>, and the server must be known from it)',
           });
         }
       }
@@ -172,15 +174,25 @@ export function isMcpToolName(name: string): boolean {
   return name.startsWith(MCP_TOOL_PREFIX);
 }
 
-/** `mcp__github__create_issue` → `mcp__github`: the permission key for all of a server's tools. */
+/**
+ * `mcp__github__create_issue` → `mcp__github`: the permission key for all of a server's tools.
+ * Exact because a server name has no `__` and does not end in `_` (the configuration's schema):
+ * the first `__` after the prefix is the one that follows the server's name, whatever the tool's.
+ */
 export function mcpServerKey(name: string): string | undefined {
   if (!isMcpToolName(name)) return undefined;
   const end = name.indexOf('__', MCP_TOOL_PREFIX.length);
   return end < 0 ? undefined : name.slice(0, end);
 }
 
-/** The side-effect class MCP annotations give: readOnlyHint, idempotentHint, else mutating. */
-export function sideEffectOf(annotations: unknown): McpSideEffect {
+/**
+ * The side-effect class MCP annotations give: readOnlyHint, idempotentHint, else mutating. Only an
+ * operator's server is taken at its word: a workspace server's annotations are claims by code the
+ * model can write, which may never make a call looser (run without approval, re-run after a lost
+ * worker), so its tools are all `mutating` (`trusted` false).
+ */
+export function sideEffectOf(annotations: unknown, trusted = true): McpSideEffect {
+  if (!trusted) return 'mutating';
   const a = (typeof annotations === 'object' && annotations !== null ? annotations : {}) as Record<string, unknown>;
   if (a.readOnlyHint === true) return 'read_only';
   if (a.idempotentHint === true) return 'idempotent';

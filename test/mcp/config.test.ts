@@ -30,7 +30,7 @@ test.each([
   [{ a: { command: '' } }, 'command must be a non-empty string'],
   [{ a: { type: 'http' } }, 'url'],
   [{ a: { command: 'x', cwd: '/' } }, 'cwd'],
-  [{ 'bad name': { command: 'x' } }, 'a server name is 1-40 letters, digits, _ or - (no "__")'],
+  [{ 'bad name': { command: 'x' } }, 'a server name is 1-40 letters, digits, _ or - (no "__", not ending in "_"'],
   [{ a__b: { command: 'x' } }, 'a server name is 1-40 letters'],
   [{ a: { command: 'x', args: 'not-a-list' } }, 'args'],
   [{ a: { command: 'x', env: { K: 1 } } }, 'env'],

@@ -28,7 +28,13 @@ afterEach(async () => {
 });
 
 function runtime(options: Parameters<typeof createMcpRuntime>[0] = {}) {
-  const r = createMcpRuntime({ workspaceConfig: true, connectTimeoutMs: 15_000, ...options });
+  // The workspace is the worker's only root: operator servers may start from the checkout and /tmp.
+  const r = createMcpRuntime({
+    workspaceConfig: true,
+    connectTimeoutMs: 15_000,
+    workspaceRoots: [workspace],
+    ...options,
+  });
   runtimes.push(r);
   return r;
 }
@@ -137,7 +143,7 @@ test('a server that cannot start or speaks garbage is an error for the listing a
   const r = runtime({ connectTimeoutMs: 1500 });
   const { servers } = await r.listForRun({
     runServers: {
-      missing: { command: path.join(workspace, 'no-such-server') },
+      missing: { command: path.join(os.tmpdir(), 'no-such-dir-of-durable-agent', 'no-such-server') },
       garbage: { command: process.execPath, args: ['-e', 'setInterval(() => console.log("not json-rpc {"), 20)'] },
     },
     workspace,

@@ -250,7 +250,20 @@ export class McpTools {
   private use(servers: McpServerListing[]): void {
     this.servers = servers;
     this.byName.clear();
-    for (const server of servers) for (const tool of server.tools) this.byName.set(tool.name, { server, tool });
+    // Servers come operator first (the run's, the worker's, the workspace's): on a name offered twice the first keeps it.
+    for (const server of servers) {
+      for (const tool of server.tools) {
+        const taken = this.byName.get(tool.name);
+        if (!taken) {
+          this.byName.set(tool.name, { server, tool });
+        } else if (taken.server !== server) {
+          this.emit({
+            kind: 'notice',
+            message: `mcp: ${server.name}: tool ${tool.name} is left out: ${taken.server.name} (${taken.server.source}) offers a tool by that name`,
+          });
+        }
+      }
+    }
     this.specsCache = [...this.byName.values()].map(({ tool }) => ({
       name: tool.name,
       description: tool.description,
