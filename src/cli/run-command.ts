@@ -205,7 +205,7 @@ export async function follow(
     out,
     address,
     'The run is safe on the server and goes on once it is back; waiting for it. ' +
-      `Ctrl-C twice leaves; 'durable-agent result ${handle.workflowId}' picks the run up later.`,
+      `Ctrl-C twice leaves; 'durable-agent follow ${handle.workflowId}' picks the run up later.`,
   );
   let outcome: { ok: true; value: AgentRunResult } | { ok: false; error: unknown } | undefined;
   let waiting: Promise<void> | undefined;
