@@ -433,7 +433,16 @@ export type RunEvent =
   | { seq: number; kind: 'notice'; message: string }
   | { seq: number; kind: 'user_message'; message: string }
   | { seq: number; kind: 'approval_requested'; toolUseId: string; name: string; input: unknown; deadline: number }
-  | { seq: number; kind: 'approval_resolved'; toolUseId: string; name: string; approved: boolean; reason?: string }
+  /** `subagent`: the call waited in that subagent (decided here, there, or timed out there). */
+  | {
+      seq: number;
+      kind: 'approval_resolved';
+      toolUseId: string;
+      name: string;
+      approved: boolean;
+      reason?: string;
+      subagent?: SubagentApprovalOrigin;
+    }
   /** `truncated`: the text was cut to EVENT_ANSWER_CHARS; the whole answer is in the result. */
   | { seq: number; kind: 'answer'; text: string; truncated?: boolean }
   | { seq: number; kind: 'awaiting_input' }

@@ -133,10 +133,30 @@ export type SubagentInput = z.input<ReturnType<typeof subagentInputSchema>>;
  */
 export interface SubagentReport {
   workflowId: string;
+  /**
+   * The subagent's first execution's run id: its parent accepts a report only from the child it
+   * started (workflow id and run id), so a client that signals the parent cannot pose as one.
+   */
+  runId?: string;
   usage: Usage;
   costUsd: number | null;
   pendingApprovals: PendingApproval[];
+  /** Approvals decided (or timed out) in the subagent's tree since its last report: the parent records each. */
+  resolved?: ResolvedApproval[];
 }
+
+/** A decision on an approval that waited in a subagent (or below it), as its parent records it. */
+export interface ResolvedApproval {
+  toolUseId: string;
+  name: string;
+  approved: boolean;
+  reason?: string;
+  /** The run the call waited in. */
+  subagent: SubagentApprovalOrigin;
+}
+
+/** Decisions one report may carry; more in one report's time are rare (each needs an operator). */
+export const MAX_REPORTED_RESOLUTIONS = 32;
 export const subagentReportSignal = defineSignal<[SubagentReport]>('durableAgent.subagentReport');
 
 /** A decision on a pending approval, passed down from the run an operator decided it at. */

@@ -36,6 +36,8 @@ const ACCEPTED = '{"toolUseId": string, "reason"?: string}';
 export class Approvals {
   private readonly waiting = new Map<string, Waiting>();
   private remote: RemoteApprovals | undefined;
+  /** Told of every call of this run's own that stopped waiting, and how (a subagent reports it up). */
+  onResolved: ((approval: PendingApproval, decision: Decision) => void) | undefined;
 
   /** The run's subagents (docs/subagents.md): their pending approvals count as this run's. */
   linkRemote(remote: RemoteApprovals): void {
@@ -81,7 +83,9 @@ export class Approvals {
     } finally {
       if (this.waiting.get(toolUse.id) === entry) this.waiting.delete(toolUse.id);
     }
-    return entry.decision ?? { approved: false, reason: `no decision within ${timeoutMs / 1000} s` };
+    const decision = entry.decision ?? { approved: false, reason: `no decision within ${timeoutMs / 1000} s` };
+    this.onResolved?.(approval, decision);
+    return decision;
   }
 
   /** The update validator: says exactly what is accepted and which calls are waiting. */

@@ -20,6 +20,11 @@ export interface Fresh {
   replaying?: () => boolean;
   /** Called after each event is recorded (the run's details follow). */
   onEvent?: () => void;
+  /**
+   * The run's model has a known price. A run on a model without one has an unknown cost from the
+   * start (null), even when it ends before any call: never a made-up 0.
+   */
+  priced?: boolean;
 }
 
 /**
@@ -85,7 +90,10 @@ export class RunState {
       fresh.replaying,
     );
     const s = new RunState(conversation, new Inbox(resume?.pendingMessages), new EventLog(resume, fresh.onEvent));
-    if (!resume) return s;
+    if (!resume) {
+      if (fresh.priced === false) s.costUsd = null;
+      return s;
+    }
     s.resumed = true;
     s.iteration = resume.iteration;
     s.turnIterations = resume.turnIterations ?? resume.iteration;

@@ -8,6 +8,7 @@ import {
   type RunContinuation,
   type RunEventInput,
 } from '../../shared/run';
+import { hasKnownPrice } from '../../shared/pricing';
 import { AnswerCheck } from '../calls/answer-check';
 import { Hooks } from '../calls/hooks';
 import { McpTools } from '../calls/mcp-tools';
@@ -67,6 +68,7 @@ export class Run {
       prompt: input.prompt,
       replaying: () => workflowInfo().unsafe.isReplaying,
       onEvent: () => this.board.showDetails(),
+      priced: hasKnownPrice(model),
     }));
     state.pendingApprovals = () => this.approvals.size;
     this.board = new StatusBoard(state, {
@@ -86,7 +88,9 @@ export class Run {
       approvals: this.approvals,
       resume: input.resume,
       emit,
-      statusChanged: () => this.board.showDetails(),
+      // A subagent's approval makes this run `awaiting_approval` too: its search attributes follow,
+      // so `list --status awaiting_approval` (a visibility query) finds the parent that waits.
+      statusChanged: () => this.board.index(),
       workspace: () => state.context?.workspace ?? input.workspace,
     });
     this.tree = joined.tree;

@@ -79,17 +79,25 @@ export function settingsOf(input: ParsedInput) {
      * comes from its annotations (`sideEffect`).
      */
     permissionFor: (name: string, sideEffect?: string): Permission =>
-      input.permissions?.[name] ??
+      ownEntry(input.permissions, name) ??
       permissionOfServer(input.permissions, name) ??
-      (input.approveMutating && (sideEffect ?? BUILTIN_SIDE_EFFECTS[name] ?? 'mutating') !== 'read_only'
+      (input.approveMutating && (sideEffect ?? ownEntry(BUILTIN_SIDE_EFFECTS, name) ?? 'mutating') !== 'read_only'
         ? 'ask'
         : 'allow'),
   };
 }
 
+/**
+ * The table's own entry for `key`, never one inherited from `Object.prototype`: a tool named
+ * `constructor` or `toString` must not find a function where a permission belongs.
+ */
+export function ownEntry<V>(table: Readonly<Record<string, V>> | undefined, key: string): V | undefined {
+  return table !== undefined && Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
+}
+
 function permissionOfServer(permissions: Record<string, Permission> | undefined, name: string): Permission | undefined {
   const key = permissions ? mcpServerKey(name) : undefined;
-  return key !== undefined ? permissions?.[key] : undefined;
+  return key !== undefined ? ownEntry(permissions, key) : undefined;
 }
 
 export type RunSettings = ReturnType<typeof settingsOf>;

@@ -183,7 +183,9 @@ export function renderDetails(state: RunState, view: BoardView): string {
   const running = state.activeTools.size ? [...state.activeTools.values()].map(safeName).join(', ') : '-';
   const lines = [
     ...(approvals.length
-      ? [`**awaiting approval:** ${approvals.map((a) => `${safeName(a.name)} (${shownId(a.toolUseId)})`).join(', ')}`]
+      ? [
+          `**awaiting approval:** ${approvals.map((a) => `${safeName(a.name)} (${shownId(a.toolUseId)})${waitsIn(a)}`).join(', ')}`,
+        ]
       : []),
     ...(warning ? [`**warning:** ${warning}`] : []),
     `**${state.status}** · iteration ${state.iteration} / ${view.maxIterations} · model ${safeName(view.model)}` +
@@ -196,6 +198,13 @@ export function renderDetails(state: RunState, view: BoardView): string {
   // One paragraph with hard line breaks: the Web UI's frame for it is short, and blank-line
   // paragraphs pushed the last line out of view.
   return lines.join('  \n');
+}
+
+/** Where a subagent's call waits: the subagent's workflow id (and agent), which an operator can open. */
+function waitsIn(a: PendingApproval): string {
+  if (!a.subagent) return '';
+  const agent = a.subagent.agent !== undefined ? ` (${safeName(a.subagent.agent)})` : '';
+  return ` in subagent ${safeName(a.subagent.workflowId)}${agent}`;
 }
 
 /** A tool_use id as shown: exact when it is made of safe characters, otherwise marked as altered. */

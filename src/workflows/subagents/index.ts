@@ -3,7 +3,8 @@ import type { RunContinuation, RunEventInput } from '../../shared/run';
 import type { Approvals } from '../run/approvals';
 import type { ModelCalls } from '../calls/model-calls';
 import type { RunState } from '../run/run-state';
-import type { ParsedInput } from '../run/settings';
+import { ownEntry, type ParsedInput } from '../run/settings';
+import { TASK_TOOL_NAME, type ResolvedApproval } from '../../shared/subagents';
 import { inputDefinitions, loadWorkerDefinitions, mergeDefinitions } from './definitions';
 import type { SubagentPlan } from './plan';
 import { reportToParent } from './reporter';
@@ -46,7 +47,9 @@ export function joinTree(p: {
           emit: p.emit,
           statusChanged: p.statusChanged,
           workspace: p.workspace,
-          denied: p.input.permissions?.task === 'deny',
+          denied: ownEntry(p.input.permissions, TASK_TOOL_NAME) === 'deny',
+          // Up to this run's parent, when it is a subagent itself (set below).
+          resolvedBelow: (resolved) => relay?.(resolved),
         },
         p.resume?.taskCount,
       )
@@ -54,8 +57,9 @@ export function joinTree(p: {
   if (tree) p.approvals.linkRemote(tree);
   // Only a subagent has a parent to settle with; other runs end without the step (and its promise).
   let settle: (() => Promise<void>) | undefined;
+  let relay: ((resolved: ResolvedApproval) => void) | undefined;
   if (p.input.subagent && info.parent) {
-    settle = reportToParent({
+    ({ settle, relay } = reportToParent({
       parentWorkflowId: info.parent.workflowId,
       workflowId: info.workflowId,
       ...(p.input.subagent.agent !== undefined ? { agent: p.input.subagent.agent } : {}),
@@ -63,7 +67,7 @@ export function joinTree(p: {
       live: p.input.maxBudgetUsd !== undefined,
       state: p.state,
       approvals: p.approvals,
-    });
+    }));
   }
   return { tree, settle };
 }

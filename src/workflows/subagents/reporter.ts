@@ -1,9 +1,17 @@
-import { CancellationScope, condition, getExternalWorkflowHandle, setHandler } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { PendingApproval } from '../../shared/run';
 import {
   MAX_REPORTED_APPROVALS,
+  MAX_REPORTED_RESOLUTIONS,
   subagentDecisionSignal,
   subagentReportSignal,
+  type ResolvedApproval,
   type SubagentReport,
 } from '../../shared/subagents';
 import type { Approvals } from '../run/approvals';
@@ -30,8 +38,32 @@ export function reportToParent(p: {
   live: boolean;
   state: RunState;
   approvals: Approvals;
-}): () => Promise<void> {
+}): { settle: () => Promise<void>; relay: (resolved: ResolvedApproval) => void } {
   const { state, approvals } = p;
+  const origin = { workflowId: p.workflowId, ...(p.agent ? { agent: p.agent } : {}) };
+  /**
+   * Decisions taken in this run's tree since the last report, however they were taken (on this run,
+   * on a run below, passed down from above, or a timeout): the parent records each one it did not
+   * decide itself, so a decision sent straight to a subagent is on record where the operator looks.
+   */
+  const resolved: ResolvedApproval[] = [];
+  let resolutions = 0;
+  const relay = (r: ResolvedApproval): void => {
+    // Bounded while the parent is slow to take them: the oldest are dropped first.
+    if (resolved.length >= MAX_REPORTED_RESOLUTIONS) resolved.shift();
+    resolved.push(r);
+    resolutions += 1;
+  };
+  approvals.onResolved = (a, d) =>
+    relay({
+      toolUseId: a.toolUseId,
+      name: a.name,
+      approved: d.approved,
+      ...(d.reason !== undefined ? { reason: d.reason } : {}),
+      subagent: origin,
+    });
+  // The run id the parent started: what it checks every report against (it stays across continue-as-new).
+  const runId = workflowInfo().firstExecutionRunId;
   setHandler(subagentDecisionSignal, (raw: unknown) => {
     const d = raw as { toolUseId?: unknown; approved?: unknown; reason?: unknown } | null;
     if (!d || typeof d !== 'object' || typeof d.toolUseId !== 'string' || typeof d.approved !== 'boolean') return;
@@ -48,21 +80,21 @@ export function reportToParent(p: {
     approvals
       .list()
       .slice(0, MAX_REPORTED_APPROVALS)
-      .map((a) =>
-        a.subagent ? a : { ...a, subagent: { workflowId: p.workflowId, ...(p.agent ? { agent: p.agent } : {}) } },
-      );
+      .map((a) => (a.subagent ? a : { ...a, subagent: origin }));
   const spent = () => JSON.stringify([state.usage, state.costUsd]);
   const waiting = () => JSON.stringify(approvals.list().map((a) => a.toolUseId));
-  const fingerprint = () => (p.live ? `${spent()}${waiting()}` : waiting());
+  const fingerprint = () => `${p.live ? spent() : ''}${waiting()}${resolutions}`;
   const parent = getExternalWorkflowHandle(p.parentWorkflowId);
   let sent = fingerprint();
   let parentGone = false;
   const send = async (): Promise<void> => {
     const report: SubagentReport = {
       workflowId: p.workflowId,
+      runId,
       usage: state.usage,
       costUsd: state.costUsd,
       pendingApprovals: pending(),
+      ...(resolved.length ? { resolved: resolved.splice(0) } : {}),
     };
     try {
       await parent.signal(subagentReportSignal, report);
@@ -84,8 +116,9 @@ export function reportToParent(p: {
    * executions), and waits until the parent has the signal (one sent with the run's last commands
    * could be lost). A run that ends any other way returns its spending in its result.
    */
-  return async () => {
+  const settle = async () => {
     if (state.finalStatus !== 'cancelled' || parentGone) return;
     await CancellationScope.nonCancellable(send);
   };
+  return { settle, relay };
 }

@@ -2,7 +2,7 @@ import { INPUT_PREVIEW_CHARS } from '../../shared/constants';
 import { cutChars, previewInput } from '../../shared/bounds';
 import { ZERO_USAGE, addUsage, type Usage } from '../../shared/messages';
 import type { PendingApproval } from '../../shared/run';
-import { MAX_REPORTED_APPROVALS } from '../../shared/subagents';
+import { MAX_REPORTED_APPROVALS, MAX_REPORTED_RESOLUTIONS, type ResolvedApproval } from '../../shared/subagents';
 import type { RunState } from '../run/run-state';
 
 /** What a subagent's tree has spent, as it last said (cumulative). */
@@ -72,6 +72,31 @@ export function approvalsOf(raw: unknown, fallbackOrigin: string): PendingApprov
         name: typeof x.name === 'string' ? cutChars(x.name, 128) : '',
         input: previewInput(x.input, INPUT_PREVIEW_CHARS),
         deadline: typeof x.deadline === 'number' && Number.isFinite(x.deadline) ? x.deadline : 0,
+        subagent: {
+          workflowId,
+          ...(typeof origin?.agent === 'string' ? { agent: cutChars(origin.agent, 100) } : {}),
+        },
+      },
+    ];
+  });
+}
+
+/** Decisions a subagent reported, each checked and bounded as hostile data. */
+export function resolutionsOf(raw: unknown, fallbackOrigin: string): ResolvedApproval[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.slice(0, MAX_REPORTED_RESOLUTIONS).flatMap((a): ResolvedApproval[] => {
+    if (!a || typeof a !== 'object') return [];
+    const x = a as Record<string, unknown>;
+    if (typeof x.toolUseId !== 'string' || !x.toolUseId || x.toolUseId.length > 256) return [];
+    if (typeof x.approved !== 'boolean') return [];
+    const origin = x.subagent as { workflowId?: unknown; agent?: unknown } | undefined;
+    const workflowId = typeof origin?.workflowId === 'string' ? cutChars(origin.workflowId, 1000) : fallbackOrigin;
+    return [
+      {
+        toolUseId: x.toolUseId,
+        name: typeof x.name === 'string' ? cutChars(x.name, 128) : '',
+        approved: x.approved,
+        ...(typeof x.reason === 'string' ? { reason: cutChars(x.reason, 2_000) } : {}),
         subagent: {
           workflowId,
           ...(typeof origin?.agent === 'string' ? { agent: cutChars(origin.agent, 100) } : {}),

@@ -13,22 +13,27 @@ import { toolResultBlock } from '../../shared/conversation';
 import type { ToolResultBlock, ToolSpec, ToolUseBlock } from '../../shared/messages';
 import type { AgentRunResult, ExitReason, PendingApproval, RunEventInput } from '../../shared/run';
 import {
+  TASK_TOOL_NAME,
   subagentDecisionSignal,
   subagentReportSignal,
   type AgentDefinition,
+  type ResolvedApproval,
   type SubagentDecision,
   type SubagentSummary,
 } from '../../shared/subagents';
 import type { RemoteApprovals } from '../run/approvals';
 import { failureMessage } from '../calls/failures';
 import type { RunState } from '../run/run-state';
-import type { ParsedInput } from '../run/settings';
+import { ownEntry, type ParsedInput } from '../run/settings';
 import { childDetails, childInput, childSummary } from './child-input';
 import type { SubagentPlan } from './plan';
-import { NO_SPEND, addTreeSpend, approvalsOf, spendOf, type Spend } from './spend';
+import { NO_SPEND, addTreeSpend, approvalsOf, resolutionsOf, spendOf, type Spend } from './spend';
 import { answerBlock, resultOf } from './outcome';
 import { admitTask, afterTask, type TaskGate } from './task-hooks';
 import { parseTaskCall, taskToolSpec } from './task-tool';
+
+/** Decisions passed down and not yet confirmed by the child's report: far more than operators decide at once. */
+const MAX_FORWARDED = 1_000;
 
 export interface TreeContext {
   workflowId: string;
@@ -43,6 +48,8 @@ export interface TreeContext {
   workspace(): string | undefined;
   /** `permissions.task === 'deny'` refuses every task call. */
   denied: boolean;
+  /** A decision on an approval below this run, recorded here: a subagent passes it on to its own parent. */
+  resolvedBelow(resolved: ResolvedApproval): void;
 }
 
 interface Running {
@@ -52,6 +59,8 @@ interface Running {
   description?: string;
   scope: CancellationScope;
   handle?: ChildWorkflowHandle<() => Promise<AgentRunResult>>;
+  /** The started child's first run id: only reports that carry it are the child's. */
+  runId?: string;
   reported: Spend;
   approvals: PendingApproval[];
   /** Why the parent stopped it, when it did. */
@@ -75,6 +84,11 @@ export class SubagentTree implements RemoteApprovals {
    * taken first (signals come last: run/input-order.ts).
    */
   private readonly ended = new Map<string, Running>();
+  /**
+   * Calls decided here and passed down (`tool_use id`), recorded when decided: the child's report of
+   * the same decision is not recorded twice. Bounded: an entry leaves when that report comes.
+   */
+  private readonly forwarded = new Set<string>();
 
   constructor(
     private readonly c: TreeContext,
@@ -113,9 +127,19 @@ export class SubagentTree implements RemoteApprovals {
   async forward(decision: SubagentDecision): Promise<string> {
     const child = this.childWaitingFor(decision.toolUseId);
     if (!child?.handle) return '';
-    const name = child.approvals.find((a) => a.toolUseId === decision.toolUseId)?.name ?? '';
+    const approval = child.approvals.find((a) => a.toolUseId === decision.toolUseId);
+    const name = approval?.name ?? '';
     // Decided once: the call leaves this run's list now; the child's next report confirms it.
     child.approvals = child.approvals.filter((a) => a.toolUseId !== decision.toolUseId);
+    const resolved: ResolvedApproval = {
+      toolUseId: decision.toolUseId,
+      name,
+      approved: decision.approved,
+      ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+      subagent: approval?.subagent ?? { workflowId: child.workflowId },
+    };
+    this.record(resolved);
+    if (this.forwarded.size < MAX_FORWARDED) this.forwarded.add(decision.toolUseId);
     this.c.statusChanged();
     await child.handle.signal(subagentDecisionSignal, decision);
     return name;
@@ -129,7 +153,7 @@ export class SubagentTree implements RemoteApprovals {
   async run(toolUse: ToolUseBlock, gate: TaskGate = {}): Promise<ToolResultBlock> {
     const { c } = this;
     if (c.denied) return this.refuse(toolUse, "Error: the operator's policy does not allow tool 'task' in this run.");
-    const admitted = await admitTask(toolUse, gate, c.input.permissions?.task);
+    const admitted = await admitTask(toolUse, gate, ownEntry(c.input.permissions, TASK_TOOL_NAME));
     if ('refused' in admitted) return this.refuse(toolUse, admitted.refused);
     const call = parseTaskCall(admitted.call.input);
     if (typeof call === 'string') return this.refuse(toolUse, call);
@@ -181,7 +205,7 @@ export class SubagentTree implements RemoteApprovals {
     try {
       outcome = {
         result: await running.scope.run(async () => {
-          running.handle = await startChild<() => Promise<AgentRunResult>>(WORKFLOW_TYPE, {
+          const handle = await startChild<() => Promise<AgentRunResult>>(WORKFLOW_TYPE, {
             workflowId,
             args: [input] as never,
             // The child learns of the parent's end and records its own (cancelled), instead of vanishing.
@@ -197,7 +221,9 @@ export class SubagentTree implements RemoteApprovals {
               prompt: call.prompt,
             }),
           });
-          return running.handle.result();
+          running.handle = handle;
+          running.runId = handle.firstExecutionRunId;
+          return handle.result();
         }),
       };
     } catch (err) {
@@ -268,14 +294,30 @@ export class SubagentTree implements RemoteApprovals {
     return undefined;
   }
 
-  /** A child's report: its tree's spending so far and its pending approvals. Anything else is ignored. */
+  /**
+   * A child's report: its tree's spending so far, its pending approvals and the decisions taken in
+   * it. Only the children this run started may report, each with its own run id: anyone may signal
+   * a run, and a forged report would change what the operator is asked to approve. Anything else is
+   * ignored.
+   */
   private onReport(raw: unknown): void {
-    const from = raw && typeof raw === 'object' ? (raw as { workflowId?: unknown }).workflowId : undefined;
+    const r = raw && typeof raw === 'object' ? (raw as { workflowId?: unknown; runId?: unknown }) : undefined;
+    const from = r?.workflowId;
     if (typeof from !== 'string') return;
     // A report handled after its child's end still counts (its spending once: the report adds what
     // the end did not); its approvals are over.
     const child = this.running.get(from) ?? this.ended.get(from);
-    if (!child) return;
+    if (!child || child.runId === undefined || r?.runId !== child.runId) {
+      this.c.emit({
+        kind: 'notice',
+        message: `ignored a subagent report that claims to come from '${cutChars(String(from), 100)}': not from a subagent this run started`,
+      });
+      return;
+    }
+    for (const resolved of resolutionsOf((raw as { resolved?: unknown }).resolved, child.workflowId)) {
+      // Decided here and passed down: recorded already.
+      if (!this.forwarded.delete(resolved.toolUseId)) this.record(resolved);
+    }
     const spend = spendOf(raw);
     if (spend) child.reported = addTreeSpend(this.c.state, child.reported, spend);
     if (this.running.has(from)) {
@@ -283,6 +325,12 @@ export class SubagentTree implements RemoteApprovals {
     }
     this.c.statusChanged();
     if (this.c.state.overBudget(this.c.input.maxBudgetUsd)) this.stopAll("the run's budget (maxBudgetUsd) is spent");
+  }
+
+  /** A decision on an approval below this run: an event here, and up to this run's parent (when it has one). */
+  private record(resolved: ResolvedApproval): void {
+    this.c.emit({ kind: 'approval_resolved', ...resolved });
+    this.c.resolvedBelow(resolved);
   }
 
   /** Cancels every running subagent (each records its end); their tool results say why. */
