@@ -1,4 +1,5 @@
 import { runStatus } from '../src/cli/run-status';
+import { STATUS_LIVE_TIMEOUT_MS } from '../src/cli/server-record';
 import { stateQuery } from '../src/shared';
 import { settle, startRun, uniqueName } from './context';
 import { bundleBenchWorkflows, connectBenchClient, makeWorkDir, startBenchServer } from './server';
@@ -16,7 +17,8 @@ import type { BenchWorkerTuning, WorkerProcessConfig } from './worker-process';
  * Prints the query latency distribution, the runs' wall time and the worker's CPU and peak RSS.
  * `BENCH_CPU_PROF=<dir>` writes CPU profiles of the worker's threads there. `BENCH_QUERY_PAUSE_MS=<ms>`
  * makes each client wait that long after each answer. `BENCH_QUERY_VIA=status` asks as `durable-agent status`
- * does (`runStatus`: describe, the query with a short patience, else the server's record) and counts the fallbacks.
+ * does (`runStatus`: describe, the query with a short patience, else the server's record) and counts the
+ * fallbacks; `BENCH_QUERY_VIA=status-live` as `status --live` (the query may take 10 s, as `status` before).
  */
 async function main(): Promise<void> {
   const [runs = 120, iterations = 10, latencyMs = 100, wftSlots] = process.argv.slice(2).map(Number);
@@ -62,7 +64,10 @@ async function main(): Promise<void> {
         `BENCH_QUERY_PAUSE_MS must be a whole number of milliseconds, got '${process.env.BENCH_QUERY_PAUSE_MS}'`,
       );
     }
-    const viaStatus = process.env.BENCH_QUERY_VIA === 'status';
+    // `status-live`: as `status --live` (and `status` before issue 44): the query waits up to 10 s.
+    const via = process.env.BENCH_QUERY_VIA;
+    const viaStatus = via === 'status' || via === 'status-live';
+    const statusOptions = via === 'status-live' ? { queryTimeoutMs: STATUS_LIVE_TIMEOUT_MS } : {};
     let fromServer = 0;
     const byTask: Record<'pending' | 'none', number[]> = { pending: [], none: [] };
     const describeMs: number[] = [];
@@ -83,7 +88,7 @@ async function main(): Promise<void> {
           }
           const t0 = performance.now();
           if (viaStatus) {
-            if ((await runStatus(client, handle.workflowId)).source !== 'query') fromServer += 1;
+            if ((await runStatus(client, handle.workflowId, statusOptions)).source !== 'query') fromServer += 1;
           } else await handle.query(stateQuery);
           const took = performance.now() - t0;
           latencies.push(took);
