@@ -1,9 +1,12 @@
-import { existsSync, lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseSwitch } from '../worker-settings';
 import { operatorFileRefusal, operatorPaths, spellings, type OperatorPath } from '../safe-fs/operator-files';
-import { isInside, pinWorkspace, realpathAllowMissingSync, WorkspaceError } from './workspace';
+import { isInside, pinWorkspace, WorkspaceError } from './workspace';
+import { realOrSelf, rootProblem, rootsFromEnv, systemReason, WORKSPACE_ROOTS_ENV_VAR } from './workspace-root-dirs';
+
+export { createMissingRoots, rootProblem, rootsFromEnv, WORKSPACE_ROOTS_ENV_VAR } from './workspace-root-dirs';
 
 /**
  * Which workspaces a worker accepts: the operator decides, once, by the worker's workspace roots.
@@ -14,7 +17,6 @@ import { isInside, pinWorkspace, realpathAllowMissingSync, WorkspaceError } from
  * path still is itself (no symlink put in its way since), so no run can redirect another.
  */
 
-export const WORKSPACE_ROOTS_ENV_VAR = 'DURABLE_AGENT_WORKSPACE_ROOTS';
 /**
  * `1`: a workspace given by a path with a symbolic link inside a root is admitted (at its real
  * path). Off by default: a run whose workspace held that folder could have put the link there.
@@ -30,24 +32,6 @@ export class WorkspaceRefusedError extends WorkspaceError {
     super(message);
   }
 }
-
-/** Directories whose whole tree belongs to the system: no workspace lies in them. */
-const SYSTEM_TREES = ['/bin', '/boot', '/dev', '/etc', '/lib', '/lib32', '/lib64', '/libx32', '/proc', '/run'].concat([
-  '/sbin',
-  '/sys',
-  '/usr',
-  '/var',
-  '/snap',
-  '/System',
-  '/Library',
-  '/private/etc',
-  '/private/var',
-]);
-/** Shared top-level directories: a folder inside them may be a workspace, the directory itself not. */
-const SHARED_TOPS = ['/', '/tmp', '/var/tmp', '/home', '/Users', '/root', '/mnt', '/media', '/opt', '/srv'].concat([
-  '/private/tmp',
-  '/Volumes',
-]);
 
 interface Protected extends OperatorPath {
   /** As configured, and as it resolves (through symlinks, dangling ones included). */
@@ -68,31 +52,6 @@ export interface WorkspacePolicyOptions {
   /** Admit a workspace path through a symbolic link inside a root; default `DURABLE_AGENT_WORKSPACE_LINKS`. */
   allowLinks?: boolean;
   env?: NodeJS.ProcessEnv;
-}
-
-/** Roots from `DURABLE_AGENT_WORKSPACE_ROOTS` (separated by `:`, `path.delimiter`); undefined when unset. */
-export function rootsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] | undefined {
-  const raw = env[WORKSPACE_ROOTS_ENV_VAR]?.trim();
-  if (!raw) return undefined;
-  const roots = raw.split(path.delimiter).filter((r) => r.trim() !== '');
-  return roots.length ? roots : undefined;
-}
-
-/** Why `real` (a real absolute path) is a system location, or undefined. */
-function systemReason(real: string, tmp: string): string | undefined {
-  if (SHARED_TOPS.includes(real) || real === tmp) return `${real} is a system directory shared by the whole machine`;
-  // The system temporary directory may live under /var (macOS): folders inside it are fine.
-  if (isInside(tmp, real)) return undefined;
-  const tree = SYSTEM_TREES.find((t) => isInside(t, real));
-  return tree ? `${real} lies in the system directory ${tree}` : undefined;
-}
-
-function realOrSelf(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
 }
 
 /** The package this code belongs to (the worker's code), found by its package.json. */
@@ -120,55 +79,6 @@ function codeRule(): { dirs: string[]; mayHold: boolean } {
   }
   const inProject = root.split(path.sep).includes('node_modules');
   return { dirs: both([root]), mayHold: inProject };
-}
-
-/** Why `root` cannot be a workspace root (missing, `/`, a system directory), or undefined. */
-export function rootProblem(root: string): string | undefined {
-  let real: string;
-  try {
-    real = realpathSync(path.resolve(root));
-  } catch {
-    return (
-      `The workspace root ${root} does not exist (${WORKSPACE_ROOTS_ENV_VAR}, --workspace-root): create it ` +
-      `(mkdir -p -m 700 ${root}); \`durable-agent worker\` creates a missing root itself.`
-    );
-  }
-  // A shared directory (/tmp, /home) may be a root, the workspaces being folders inside it.
-  const system =
-    real === '/'
-      ? 'it is the whole file system'
-      : SHARED_TOPS.includes(real)
-        ? undefined
-        : systemReason(real, realOrSelf(os.tmpdir()));
-  return system ? `The workspace root ${root} cannot be a root: ${system}.` : undefined;
-}
-
-/**
- * Creates the roots that do not exist yet (mode 0700, and their missing parents), as `durable-agent
- * worker --workspace-root /srv/agents` is expected to: the roots that it created. A root that would
- * be `/` or lie in a system directory is not created (the worker then refuses it, saying why).
- */
-export function createMissingRoots(roots: readonly string[]): string[] {
-  const created: string[] = [];
-  for (const root of roots) {
-    const absolute = path.resolve(root);
-    if (existsSync(absolute)) continue;
-    let target: string;
-    try {
-      // Where it would be, through the links of the existing part of its path.
-      target = realpathAllowMissingSync(absolute);
-    } catch {
-      continue;
-    }
-    if (target === '/' || systemReason(target, realOrSelf(os.tmpdir())) !== undefined) continue;
-    try {
-      mkdirSync(absolute, { recursive: true, mode: 0o700 });
-      created.push(absolute);
-    } catch {
-      // Not allowed or not possible: the worker's check says it does not exist, and what to do.
-    }
-  }
-  return created;
 }
 
 /** How long a resolution of the worker's protected paths is reused (see `WorkspacePolicy`). */
@@ -268,7 +178,12 @@ export class WorkspacePolicy {
       throw this.refuse('missing', workspace, 'it does not exist');
     }
     const admitted = this.check(workspace, lexical, real);
-    const link = real === lexical || this.allowLinks ? undefined : this.linkInRoots(lexical);
+    let link: { at: string; root: string } | undefined;
+    try {
+      link = real === lexical || this.allowLinks ? undefined : this.linkInRoots(lexical);
+    } catch {
+      throw this.refuse('moved', workspace, 'a folder on its way changed while it was checked');
+    }
     if (link) {
       throw this.refuse(
         'symlink in its path',
