@@ -207,8 +207,11 @@ export class McpConnection {
       };
     }
     const data = err instanceof McpError ? (err.data as { durableAgent?: unknown } | undefined) : undefined;
-    if (data?.durableAgent === 'bound') return { kind: 'bound', message: err instanceof Error ? err.message : '' };
-    if (data?.durableAgent === 'lost' || this.closed) return { kind: 'lost', message: this.explain(err) };
+    // Ours (bodyEnded): the SDK's "MCP error -32000: " says nothing more.
+    const ours =
+      data?.durableAgent !== undefined ? (err as Error).message.replace(/^MCP error -?\d+: /, '') : undefined;
+    if (data?.durableAgent === 'bound') return { kind: 'bound', message: ours ?? '' };
+    if (data?.durableAgent === 'lost' || this.closed) return { kind: 'lost', message: this.explain(ours ?? err) };
     return undefined;
   }
 

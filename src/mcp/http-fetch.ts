@@ -87,8 +87,9 @@ function boundedBody(
         }
         total += value.byteLength;
         if (total > limits.total) {
+          const what = limits.total === MAX_MCP_MESSAGE_BYTES ? 'message' : 'answer';
           throw new McpReadBoundError(
-            `the server's answer is over ${limits.total / MIB} MiB, the limit of one MCP answer; it was not read further`,
+            `the server's answer is over ${limits.total / MIB} MiB, the limit of one MCP ${what}; it was not read further`,
           );
         }
         if (events.add(value) > limits.event) {
