@@ -11,6 +11,10 @@ import { realWorkspace, resolveInWorkspace, workspaceRelative } from './workspac
 
 export { GLOB_MAX_RESULTS } from './search/limits';
 
+/** Said when nothing matched and .gitignore excluded something: the files may be there. */
+const IGNORED_HINT =
+  ' (Files that .gitignore excludes were not searched; set include_ignored to true to include them.)';
+
 export interface GlobToolOptions {
   /** Stop a call after this long (default SEARCH_DEADLINE_MS). */
   deadlineMs?: number;
@@ -30,6 +34,13 @@ const globInput = z.strictObject({
     .min(1)
     .optional()
     .describe('Directory to search in, relative to the workspace (default: the workspace root).'),
+  include_ignored: z
+    .boolean()
+    .optional()
+    .describe(
+      'Also list files that .gitignore excludes (build output, dependencies, caches). Default false: they are ' +
+        'skipped, as git and ripgrep skip them.',
+    ),
 });
 
 /**
@@ -54,8 +65,10 @@ export function createGlobTool(options: GlobToolOptions = {}) {
     description:
       'Find files in the workspace whose paths match a glob pattern. Returns matching file paths (files only, not ' +
       `directories), relative to the workspace, one per line, sorted alphabetically by path; at most ${GLOB_MAX_RESULTS} ` +
-      'are listed. Supports **, *, ?, {a,b} and [a-z] classes; hidden files are included. The .git and node_modules ' +
-      'directories are skipped unless the pattern names them (e.g. "node_modules/foo/**"). Symbolic links are not followed. ' +
+      'are listed. Supports **, *, ?, {a,b} and [a-z] classes; hidden files are included. Files that .gitignore excludes ' +
+      '(and .git/info/exclude) are skipped unless include_ignored is true or path (or the literal start of the pattern) ' +
+      'names them; the .git and node_modules directories are skipped unless the pattern names them (e.g. ' +
+      '"node_modules/foo/**"). Symbolic links are not followed. ' +
       'The pattern is matched in linear time; a call is stopped after a time limit.',
     inputSchema: globInput,
     sideEffect: 'read_only',
@@ -76,12 +89,26 @@ export function createGlobTool(options: GlobToolOptions = {}) {
       const baseFromRoot = path.relative(root, base).split(path.sep).join('/');
       const found = await runSearch<GlobResult>(
         'glob',
-        { kind: 'glob', query: { root, base, pattern: rest, skipNames, maxResults: GLOB_MAX_RESULTS } },
+        {
+          kind: 'glob',
+          query: {
+            root,
+            base,
+            pattern: rest,
+            skipNames,
+            maxResults: GLOB_MAX_RESULTS,
+            gitignore: !input.include_ignored,
+          },
+        },
         ctx,
         deadlineMs,
       );
       const matches = found.matches.map((rel) => (baseFromRoot ? `${baseFromRoot}/${rel}` : rel));
-      if (found.total === 0) return `No files match '${input.pattern}' in ${describeLocation(shownBase)}.`;
+      const notes = found.notes?.length ? `\n[${found.notes.join(' ')}]` : '';
+      if (found.total === 0) {
+        const hint = found.ignored ? IGNORED_HINT : '';
+        return `No files match '${input.pattern}' in ${describeLocation(shownBase)}.${hint}${notes}`;
+      }
       // The thread walks in this order already; sorting again keeps the contract explicit and is cheap.
       const shown = matches.sort(comparePaths).map(listedPath);
       const quoted = shown.some((line, i) => line !== matches[i]);
@@ -92,7 +119,7 @@ export function createGlobTool(options: GlobToolOptions = {}) {
         );
       }
       if (quoted) shown.push(QUOTED_PATHS_NOTE);
-      return shown.join('\n');
+      return shown.join('\n') + notes;
     },
   });
 }

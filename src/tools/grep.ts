@@ -92,6 +92,13 @@ const grepInput = z.strictObject({
     .max(MAX_CONTEXT_LINES)
     .optional()
     .describe('Lines of context before and after each match, content mode only (like grep -C).'),
+  include_ignored: z
+    .boolean()
+    .optional()
+    .describe(
+      'Also search files that .gitignore excludes (build output, dependencies, caches). Default false: they are ' +
+        'skipped, as ripgrep skips them.',
+    ),
   head_limit: z
     .number()
     .int()
@@ -179,8 +186,9 @@ export function createGrepTool(options: GrepToolOptions = {}) {
     description:
       'Search file contents in the workspace with a regular expression, line by line. output_mode ' +
       '"files_with_matches" (default) lists matching files, "content" shows matching lines (with optional context), ' +
-      '"count" gives matching lines per file. Results are sorted by path. Hidden files are searched; binary files ' +
-      'and the .git and node_modules directories are skipped; .gitignore is not applied. Filter files with glob ' +
+      '"count" gives matching lines per file. Results are sorted by path. Hidden files are searched; binary files, ' +
+      'the .git and node_modules directories, and files that .gitignore (or .git/info/exclude) excludes are skipped ' +
+      '(include_ignored: true searches those too; a path that names a file or directory is searched). Filter files with glob ' +
       '(e.g. "*.ts") or type (e.g. "py"); multiline lets a match span lines. Patterns use RE2 syntax and match in linear time; a call is stopped after a time limit. ' +
       'Use this rather than running grep or rg through bash.',
     inputSchema: grepInput,
@@ -209,6 +217,7 @@ export function createGrepTool(options: GrepToolOptions = {}) {
         glob: input.glob,
         ...(typeGlobs ? { typeGlobs: [...typeGlobs] } : {}),
         ...(input.multiline ? { multiline: true } : {}),
+        ...(input.include_ignored ? {} : { gitignore: true }),
       };
       const result = await runSearch<GrepResult>('grep', { kind: 'grep', query }, ctx, deadlineMs);
       if (result.binaryBase) {

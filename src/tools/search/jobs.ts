@@ -2,7 +2,8 @@ import { closeSync } from 'node:fs';
 import * as path from 'node:path';
 import { compilePathFilter, globToRegExp } from '../glob-pattern';
 import { DEFAULT_SKIPPED_NAMES } from '../walk';
-import { GREP_CHUNK_BYTES, GREP_MAX_FILE_HITS, GREP_MULTILINE_MAX_FILE_BYTES } from './limits';
+import { GREP_CHUNK_BYTES, GREP_MAX_FILE_HITS, GREP_MAX_NOTES, GREP_MULTILINE_MAX_FILE_BYTES } from './limits';
+import { IgnoreFilter } from './gitignore';
 import { canSpanLines, compileMultiline, scanWholeFile } from './multiline-scan';
 import type { GlobQuery, GlobResult, GrepQuery, GrepResult, SearchJob } from './protocol';
 import { compileGrepRegexes } from './regex';
@@ -86,9 +87,11 @@ export function runGrep(query: GrepQuery): GrepResult {
     searchFile(query.base, path.basename(query.base));
     return result;
   }
-  for (const rel of walkSorted(query.root, query.base, new Set(DEFAULT_SKIPPED_NAMES))) {
+  const ignore = query.gitignore ? new IgnoreFilter(query.root) : undefined;
+  for (const rel of walkSorted(query.root, query.base, new Set(DEFAULT_SKIPPED_NAMES), undefined, ignore)) {
     searchFile(path.join(query.base, rel), rel);
   }
+  if (ignore) collectorNotes(collector, ignore.notes);
   return result;
 }
 
@@ -96,12 +99,20 @@ export function runGrep(query: GrepQuery): GrepResult {
 export function runGlob(query: GlobQuery): GlobResult {
   const matcher = globToRegExp(query.pattern);
   const result: GlobResult = { matches: [], total: 0 };
-  for (const rel of walkSorted(query.root, query.base, new Set(query.skipNames))) {
+  const ignore = query.gitignore ? new IgnoreFilter(query.root) : undefined;
+  for (const rel of walkSorted(query.root, query.base, new Set(query.skipNames), undefined, ignore)) {
     if (!matcher.test(rel)) continue;
     result.total++;
     if (result.matches.length < query.maxResults) result.matches.push(rel);
   }
+  if (ignore?.notes.length) result.notes = ignore.notes.slice(0, GREP_MAX_NOTES);
+  if (ignore?.excluded) result.ignored = ignore.excluded;
   return result;
+}
+
+/** Notes about ignore files join the search's own, within the same bound. */
+function collectorNotes(collector: GrepCollector, notes: readonly string[]): void {
+  for (const note of notes) if (collector.notes.length < GREP_MAX_NOTES) collector.notes.push(note);
 }
 
 export function runJob(job: SearchJob): GrepResult | GlobResult {

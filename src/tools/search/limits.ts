@@ -58,3 +58,15 @@ export const GREP_MAX_NOTES = 5;
 export const GLOB_MAX_RESULTS = 1000;
 /** Longer patterns are refused: a pattern is a path, and RE2's program for it must stay small. */
 export const MAX_PATTERN_CHARS = 4096;
+
+/**
+ * `.gitignore` files are written by whoever writes the workspace, the model included. Only the
+ * first 64 KiB of one is read (git's own files are rarely over a few KiB)…
+ */
+export const GITIGNORE_MAX_FILE_BYTES = 64 * 1024;
+/** …a longer line is skipped (a path pattern is never this long)… */
+export const GITIGNORE_MAX_LINE_CHARS = 1024;
+/** …at most this many patterns of one file are applied (one RE2 set per file must stay small)… */
+export const GITIGNORE_MAX_PATTERNS_PER_FILE = 2000;
+/** …and of all the files one search loads; later files are skipped, with a note. */
+export const GITIGNORE_MAX_PATTERNS_TOTAL = 20_000;

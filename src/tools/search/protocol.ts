@@ -21,6 +21,8 @@ export interface GrepQuery {
   typeGlobs?: string[];
   /** Matches may span lines (`-U --multiline-dotall`); reported at the line where they start. */
   multiline?: boolean;
+  /** Leave out what `.gitignore` files (and `.git/info/exclude`) exclude (gitignore.ts). */
+  gitignore?: boolean;
 }
 
 export interface GrepLine {
@@ -62,12 +64,18 @@ export interface GlobQuery {
   skipNames: string[];
   /** Paths kept; the rest are only counted. */
   maxResults: number;
+  /** Leave out what `.gitignore` files (and `.git/info/exclude`) exclude (gitignore.ts). */
+  gitignore?: boolean;
 }
 
 export interface GlobResult {
   /** The first `maxResults` matches in path order, relative to `base`. */
   matches: string[];
   total: number;
+  /** How ignore files were limited (a file not applied, patterns left out). */
+  notes?: string[];
+  /** Files and directories left out by ignore files (a directory counts once). */
+  ignored?: number;
 }
 
 export type SearchJob = { kind: 'grep'; query: GrepQuery } | { kind: 'glob'; query: GlobQuery };

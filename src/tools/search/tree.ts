@@ -9,6 +9,7 @@ import {
   realpathSync,
 } from 'node:fs';
 import * as path from 'node:path';
+import type { IgnoreFilter, IgnoreRules } from './gitignore';
 
 /**
  * The file tree as the search threads see it: directories listed in path order, symlinks never
@@ -90,18 +91,24 @@ function listDirectory(root: string, absolute: string, skipNames: ReadonlySet<st
 /**
  * Yield the regular files below `base` as `/`-separated paths relative to `base`, sorted by
  * UTF-16 code units (the order `comparePaths` gives). `base` itself is always entered, even if
- * its name is in `skipNames`. `onDirectory` runs before each directory is listed.
+ * its name is in `skipNames` or its rules ignore it. `onDirectory` runs before each directory is
+ * listed. With `ignore`, what the `.gitignore` rules in force exclude is left out, and an excluded
+ * directory is not entered.
  */
 export function* walkSorted(
   root: string,
   base: string,
   skipNames: ReadonlySet<string>,
   onDirectory?: () => void,
+  ignore?: IgnoreFilter,
 ): Generator<string> {
   onDirectory?.();
   const top = listDirectory(root, base, skipNames);
   if (!top) return;
-  const stack: Array<{ rel: string; entries: Entry[]; next: number }> = [{ rel: '', entries: top, next: 0 }];
+  const baseRel = path.relative(root, base).split(path.sep).join('/');
+  const stack: Array<{ rel: string; entries: Entry[]; next: number; rules: IgnoreRules[] }> = [
+    { rel: '', entries: top, next: 0, rules: ignore ? ignore.chainFor(baseRel) : [] },
+  ];
   while (stack.length > 0) {
     const frame = stack[stack.length - 1] as (typeof stack)[number];
     const entry = frame.entries[frame.next++];
@@ -110,12 +117,16 @@ export function* walkSorted(
       continue;
     }
     const rel = frame.rel ? `${frame.rel}/${entry.name}` : entry.name;
+    const fromRoot = baseRel ? `${baseRel}/${rel}` : rel;
+    if (ignore && frame.rules.length > 0 && ignore.ignored(frame.rules, fromRoot, entry.isDirectory)) continue;
     if (!entry.isDirectory) {
       yield rel;
       continue;
     }
     onDirectory?.();
     const entries = listDirectory(root, path.join(base, rel), skipNames);
-    if (entries) stack.push({ rel, entries, next: 0 });
+    if (!entries) continue;
+    const own = ignore?.rulesIn(fromRoot);
+    stack.push({ rel, entries, next: 0, rules: own ? [...frame.rules, own] : frame.rules });
   }
 }
