@@ -1,3 +1,4 @@
+import { candidateNames, expandWord, globMatches, type LineFacts } from './dynamic-names';
 import { SHELLS, shellScript } from './shell-script';
 import { parseShell, ShellParseError, type SimpleCommand, type Word } from './shell-words';
 
@@ -196,11 +197,43 @@ export class CommandPolicy {
       const why = err instanceof ShellParseError ? err.message : String(err);
       return { rule: 'unparsable', why: `the policy cannot check a command with ${why}`, command: '' };
     }
+    // What the line itself says a dynamic name or a shell's stdin may be (see dynamic-names.ts).
+    const facts: LineFacts & { echoed: string[] } = { vars: new Map(), positional: [], echoed: [] };
+    if (line.includes('echo') || line.includes('printf')) {
+      for (const { words } of commands) {
+        const name = words[0] && !words[0].dynamic ? basename(words[0].text) : '';
+        if (name === 'echo' || name === 'printf')
+          facts.echoed.push(
+            words
+              .slice(1)
+              .map((w) => w.text)
+              .join(' '),
+          );
+      }
+    }
     for (const command of commands) {
-      const refusal = this.checkSimple(command.words, command.redirects, depth);
+      const refusal = this.checkSimple(command.words, command.redirects, depth, 0, facts);
+      if (refusal) return refusal;
+      learn(command.words, facts);
+    }
+    return undefined;
+  }
+
+  /** A name that a dynamic command word may expand to and that is refused. */
+  private checkDynamic(head: Word, facts: LineFacts): PolicyRefusal | undefined {
+    for (const candidate of candidateNames(head.raw ?? '', facts)) {
+      const name = basename(candidate);
+      const refusal = this.checkName(name, []) ?? this.checkGlob(name);
       if (refusal) return refusal;
     }
     return undefined;
+  }
+
+  /** A refused name that the glob `pattern` matches (`su?o`, `/usr/bin/su*`). */
+  private checkGlob(pattern: string): PolicyRefusal | undefined {
+    const names = [...this.exact.keys(), ...this.prefixes.map((p) => `${p.prefix}x`), ...this.denied.keys()];
+    const name = names.find((n) => globMatches(pattern, n));
+    return name === undefined ? undefined : this.checkName(name, []);
   }
 
   private checkSimple(
@@ -208,6 +241,7 @@ export class CommandPolicy {
     redirects: SimpleCommand['redirects'],
     depth: number,
     wrapped = 0,
+    facts: LineFacts & { echoed: string[] } = { vars: new Map(), positional: [], echoed: [] },
   ): PolicyRefusal | undefined {
     let start = 0;
     while (start < words.length) {
@@ -223,6 +257,25 @@ export class CommandPolicy {
     const args = words.slice(start + 1).map((w) => w.text);
     const refusal = this.checkInvocation({ name, args, redirects: [] });
     if (refusal) return refusal;
+    if (head.dynamic) {
+      const dynamic = this.checkDynamic(head, facts);
+      if (dynamic) return dynamic;
+    }
+    if (depth < MAX_EVAL_DEPTH && name === 'alias') {
+      for (const arg of args) {
+        const eq = arg.indexOf('=');
+        const aliased = eq > 0 ? this.checkLine(arg.slice(eq + 1), depth + 1) : undefined;
+        if (aliased) return aliased;
+      }
+    }
+    if (depth < MAX_EVAL_DEPTH && SHELLS.has(name) && shellScript(args) === undefined) {
+      // A shell reading its commands from stdin: a here-string, or what the line echoes into it.
+      const fed = [...redirects.filter((r) => r.op === '<<<').map((r) => r.target.text), ...facts.echoed];
+      for (const script of fed) {
+        const inner = this.checkLine(script, depth + 1);
+        if (inner) return inner;
+      }
+    }
 
     if (WRAPPERS.has(name)) {
       // Each level looks at all later words: a bound keeps `env env env … sudo` linear.
@@ -238,10 +291,11 @@ export class CommandPolicy {
       const inner = words
         .slice(start + 1)
         .findIndex((w) => !w.text.startsWith('-') && !isNumberLike(w.text) && !isAssignment(w));
-      if (inner >= 0) return this.checkSimple(words.slice(start + 1 + inner), [], depth, wrapped + 1);
+      if (inner >= 0) return this.checkSimple(words.slice(start + 1 + inner), [], depth, wrapped + 1, facts);
     }
     if (depth < MAX_EVAL_DEPTH && (name === 'eval' || SHELLS.has(name))) {
-      const script = name === 'eval' ? args.join(' ') : shellScript(args);
+      const evaluated = words.slice(start + 1).map((w) => (w.dynamic ? expandWord(w.raw ?? '', facts) : w.text));
+      const script = name === 'eval' ? evaluated.join(' ') : shellScript(args);
       if (script !== undefined) return this.checkLine(script, depth + 1);
     }
     return undefined;
@@ -268,6 +322,21 @@ export class CommandPolicy {
       }
     }
     return undefined;
+  }
+}
+
+/** Notes what a command sets that a later command's name may use: `x=sudo`, `set -- sudo id`. */
+function learn(words: Word[], facts: LineFacts): void {
+  if (words[0]?.text.includes('=') && words.every(isAssignment)) {
+    for (const w of words) {
+      const eq = w.text.indexOf('=');
+      facts.vars.set(
+        w.text.slice(0, eq),
+        w.dynamic ? (w.raw ?? '').slice((w.raw ?? '').indexOf('=') + 1) : w.text.slice(eq + 1),
+      );
+    }
+  } else if (words[0]?.text === 'set' && words[1]?.text === '--') {
+    facts.positional = words.slice(2).map((w) => w.text);
   }
 }
 

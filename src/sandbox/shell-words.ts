@@ -16,6 +16,8 @@ export interface Word {
   dynamic: boolean;
   /** Neither quoted nor escaped nor expanded: only such a word can be a reserved word (`if`, `do`). */
   plain: boolean;
+  /** The word as written (quotes, escapes and expansions kept), for a policy that reads dynamic names. */
+  raw?: string;
 }
 
 export interface SimpleCommand {
@@ -174,6 +176,7 @@ class Scanner {
   /** One word, up to unquoted whitespace or an operator. */
   private word(depth: number, end: ')' | '`' | undefined): Word {
     const s = this.s;
+    const wordStart = this.i;
     let text = '';
     let dynamic = false;
     let plain = true;
@@ -217,7 +220,7 @@ class Scanner {
         text += s.slice(start, this.i);
       }
     }
-    return { text, dynamic, plain };
+    return { text, dynamic, plain, ...(dynamic ? { raw: s.slice(wordStart, this.i) } : {}) };
   }
 
   /** The inside of "…" (the opening quote consumed), through the closing quote. */
