@@ -115,6 +115,8 @@ function buildSubagentSchemas() {
   const subagentInputSchema = z.strictObject({
     depth: z.number().int().min(1).max(MAX_SUBAGENT_DEPTH_LIMIT),
     agent: agentNameSchema.optional(),
+    /** The parent's `task` call this run answers (its trace span's `gen_ai.tool.call.id`). */
+    toolUseId: z.string().min(1).max(256).optional(),
   });
   return { agentsInputSchema, subagentInputSchema };
 }
@@ -143,7 +145,33 @@ export interface SubagentReport {
   pendingApprovals: PendingApproval[];
   /** Approvals decided (or timed out) in the subagent's tree since its last report: the parent records each. */
   resolved?: ResolvedApproval[];
+  /** Budget reservations (ids the parent granted) whose calls have ended since the last report: their spending is in `costUsd`. */
+  released?: string[];
 }
+
+/**
+ * A subagent asks its parent to reserve a model call's expected cost against the tree's budget
+ * before the call (docs/subagents.md); the parent answers with `subagentGrantSignal`.
+ */
+export interface SubagentReserve {
+  workflowId: string;
+  /** The subagent's first execution's run id, as on its reports. */
+  runId: string;
+  /** The reservation's id, unique within the subagent's run. */
+  id: string;
+  usd: number;
+}
+export const subagentReserveSignal = defineSignal<[SubagentReserve]>('durableAgent.subagentReserve');
+
+/** The parent's answer to a reservation: `granted` false when the tree's budget has no room left. */
+export interface SubagentGrant {
+  id: string;
+  granted: boolean;
+}
+export const subagentGrantSignal = defineSignal<[SubagentGrant]>('durableAgent.subagentGrant');
+
+/** Reservation ids one report may release; a run has at most a few calls in flight. */
+export const MAX_REPORTED_RELEASES = 256;
 
 /** A decision on an approval that waited in a subagent (or below it), as its parent records it. */
 export interface ResolvedApproval {

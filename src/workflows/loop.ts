@@ -7,6 +7,7 @@ import { takeMessages } from './steps/intake';
 import { closingSummary, modelStep } from './steps/model-step';
 import { startCannotWait, startNow, startRun } from './steps/start';
 import { handleTurn } from './steps/turn';
+import { expectedCallUsd, type TreeBudget } from './subagents';
 
 /**
  * The agent loop (docs/architecture.md): model call → tool calls → tool results → model call …,
@@ -57,11 +58,27 @@ export async function agentLoop(run: Run): Promise<LoopExit> {
       if (exit) return exit;
       continue;
     }
-    const response = await modelStep(run);
+    const response = run.budget ? await budgetedStep(run, run.budget) : await modelStep(run);
     if (response instanceof LoopExit) return response;
     // Run start came back without an answer (steps/start.ts): the checks above, then the call.
     if (response === undefined) continue;
     const exit = await handleTurn(run, response);
     if (exit) return exit;
+  }
+}
+
+/**
+ * The model call of a run in a budgeted tree: admitted once its expected cost is reserved against the
+ * tree's budget (subagents/budget.ts), refused (`max_budget`) when the budget has no room left. The
+ * reservation ends once the call's spending is counted.
+ */
+async function budgetedStep(run: Run, budget: TreeBudget): ReturnType<typeof modelStep> {
+  const { state, settings } = run;
+  const held = await budget.admit(expectedCallUsd(state, settings.model, settings.maxTokens));
+  if (!held) return new LoopExit('max_budget', state.lastAssistantText);
+  try {
+    return await modelStep(run);
+  } finally {
+    budget.release(held);
   }
 }

@@ -74,6 +74,8 @@ export class RunState {
   interrupt: { reason?: string } | undefined;
   /** A waiting session was asked to end (`endSession`). */
   endRequested = false;
+  /** Input tokens (all kinds) of this execution's last iteration call: the next call's is at least that. */
+  lastCallInputTokens = 0;
   /** Tool calls waiting for an operator (this run's and its subagents'): the status says so. */
   pendingApprovals: () => number = () => 0;
 
@@ -175,7 +177,10 @@ export class RunState {
     const near =
       u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens + u.outputTokens >
       COMPACT_AT_FRACTION * contextWindow;
-    if (context === 'judge') this.needsCompaction = near;
+    if (context === 'judge') {
+      this.needsCompaction = near;
+      this.lastCallInputTokens = u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens;
+    }
     return callCost;
   }
 

@@ -15,7 +15,7 @@ import { McpTools } from '../calls/mcp-tools';
 import { ModelCalls } from '../calls/model-calls';
 import { describeContext } from '../calls/prepare-run';
 import { ToolCalls } from '../calls/tool-calls';
-import { joinTree, subagentPlan, type SubagentPlan, type SubagentTree } from '../subagents';
+import { joinTree, subagentPlan, type SubagentPlan, type SubagentTree, type TreeBudget } from '../subagents';
 import { Approvals } from './approvals';
 import { RunState } from './run-state';
 import { settingsOf, validatedInput, type ParsedInput, type RunSettings } from './settings';
@@ -35,6 +35,8 @@ export class Run {
   readonly approvals = new Approvals();
   readonly board: StatusBoard;
   readonly tree: SubagentTree | undefined;
+  /** The tree's budget that each model call reserves its expected cost against (subagents/budget.ts); undefined: none. */
+  readonly budget: TreeBudget | undefined;
   /** A subagent reports its spending to its parent before it closes; undefined for other runs. */
   readonly settleTree: (() => Promise<void>) | undefined;
   /** Runs with `outputSchema`: checks each final answer (docs/output.md). */
@@ -95,6 +97,7 @@ export class Run {
     });
     this.tree = joined.tree;
     this.settleTree = joined.settle;
+    this.budget = joined.budget;
     this.answers = input.outputSchema ? new AnswerCheck(input.outputSchema, state.conversation, emit) : undefined;
     const place = { workspace: input.workspace, network: input.network ?? false };
     this.hooks = new Hooks({ runId: info.workflowId, ...place }, emit, state);

@@ -8,14 +8,18 @@ import {
 import type { PendingApproval } from '../../shared/run';
 import {
   MAX_REPORTED_APPROVALS,
+  MAX_REPORTED_RELEASES,
   MAX_REPORTED_RESOLUTIONS,
   subagentDecisionSignal,
+  subagentGrantSignal,
   subagentReportSignal,
+  subagentReserveSignal,
   type ResolvedApproval,
   type SubagentReport,
 } from '../../shared/subagents';
 import type { Approvals } from '../run/approvals';
 import type { RunState } from '../run/run-state';
+import type { UpstreamBudget } from './budget';
 
 /**
  * A subagent's side of its tree: it tells its parent (by signal) which approvals wait in it, once per
@@ -38,7 +42,7 @@ export function reportToParent(p: {
   live: boolean;
   state: RunState;
   approvals: Approvals;
-}): { settle: () => Promise<void>; relay: (resolved: ResolvedApproval) => void } {
+}): { settle: () => Promise<void>; relay: (resolved: ResolvedApproval) => void; upstream: UpstreamBudget } {
   const { state, approvals } = p;
   const origin = { workflowId: p.workflowId, ...(p.agent ? { agent: p.agent } : {}) };
   /**
@@ -64,6 +68,8 @@ export function reportToParent(p: {
     });
   // The run id the parent started: what it checks every report against (it stays across continue-as-new).
   const runId = workflowInfo().firstExecutionRunId;
+  const parent = getExternalWorkflowHandle(p.parentWorkflowId);
+  let parentGone = false;
   setHandler(subagentDecisionSignal, (raw: unknown) => {
     const d = raw as { toolUseId?: unknown; approved?: unknown; reason?: unknown } | null;
     if (!d || typeof d !== 'object' || typeof d.toolUseId !== 'string' || typeof d.approved !== 'boolean') return;
@@ -81,12 +87,45 @@ export function reportToParent(p: {
       .list()
       .slice(0, MAX_REPORTED_APPROVALS)
       .map((a) => (a.subagent ? a : { ...a, subagent: origin }));
+  /**
+   * The tree's budget, at the parent: each model call's reservation is asked for there and granted
+   * (or refused) by signal; its release goes with the report that carries the call's spending.
+   */
+  const grants = new Map<string, (granted: string | undefined) => void>();
+  const released: string[] = [];
+  let asked = 0;
+  let releases = 0;
+  setHandler(subagentGrantSignal, (raw: unknown) => {
+    const g = raw as { id?: unknown; granted?: unknown } | null;
+    if (!g || typeof g !== 'object' || typeof g.id !== 'string') return;
+    const done = grants.get(g.id);
+    if (!done) return;
+    grants.delete(g.id);
+    done(g.granted === true ? g.id : undefined);
+  });
+  const upstream: UpstreamBudget = {
+    reserve: (usd) =>
+      new Promise((resolve, reject) => {
+        const id = `${workflowInfo().runId}.${++asked}`;
+        grants.set(id, resolve);
+        // An interrupt or cancel of this run stops the wait for a grant, as it stops a model call.
+        CancellationScope.current().cancelRequested.catch((err: unknown) => {
+          if (grants.delete(id)) reject(err);
+        });
+        parent.signal(subagentReserveSignal, { workflowId: p.workflowId, runId, id, usd }).catch(() => {
+          // Not sent (the parent has ended, or this run is stopping): no grant will come.
+          if (grants.delete(id)) resolve(undefined);
+        });
+      }),
+    release: (id) => {
+      released.push(id);
+      releases += 1;
+    },
+  };
   const spent = () => JSON.stringify([state.usage, state.costUsd]);
   const waiting = () => JSON.stringify(approvals.list().map((a) => a.toolUseId));
-  const fingerprint = () => `${p.live ? spent() : ''}${waiting()}${resolutions}`;
-  const parent = getExternalWorkflowHandle(p.parentWorkflowId);
+  const fingerprint = () => `${p.live ? spent() : ''}${waiting()}${resolutions}/${releases}`;
   let sent = fingerprint();
-  let parentGone = false;
   const send = async (): Promise<void> => {
     const report: SubagentReport = {
       workflowId: p.workflowId,
@@ -95,7 +134,10 @@ export function reportToParent(p: {
       costUsd: state.costUsd,
       pendingApprovals: pending(),
       ...(resolved.length ? { resolved: resolved.splice(0) } : {}),
+      ...(released.length ? { released: released.splice(0, MAX_REPORTED_RELEASES) } : {}),
     };
+    // More releases than one report carries: the loop sends another.
+    if (released.length) releases += 1;
     try {
       await parent.signal(subagentReportSignal, report);
     } catch {
@@ -120,5 +162,5 @@ export function reportToParent(p: {
     if (state.finalStatus !== 'cancelled' || parentGone) return;
     await CancellationScope.nonCancellable(send);
   };
-  return { settle, relay };
+  return { settle, relay, upstream };
 }

@@ -2,7 +2,12 @@ import { INPUT_PREVIEW_CHARS } from '../../shared/constants';
 import { cutChars, previewInput } from '../../shared/bounds';
 import { ZERO_USAGE, addUsage, type Usage } from '../../shared/messages';
 import type { PendingApproval } from '../../shared/run';
-import { MAX_REPORTED_APPROVALS, MAX_REPORTED_RESOLUTIONS, type ResolvedApproval } from '../../shared/subagents';
+import {
+  MAX_REPORTED_APPROVALS,
+  MAX_REPORTED_RELEASES,
+  MAX_REPORTED_RESOLUTIONS,
+  type ResolvedApproval,
+} from '../../shared/subagents';
 import type { RunState } from '../run/run-state';
 
 /** What a subagent's tree has spent, as it last said (cumulative). */
@@ -104,4 +109,10 @@ export function resolutionsOf(raw: unknown, fallbackOrigin: string): ResolvedApp
       },
     ];
   });
+}
+
+/** Reservation ids a subagent released, as hostile data: strings, bounded. */
+export function releasesOf(raw: unknown): string[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.slice(0, MAX_REPORTED_RELEASES).filter((id): id is string => typeof id === 'string' && id.length <= 200);
 }

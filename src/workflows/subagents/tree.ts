@@ -15,7 +15,9 @@ import type { AgentRunResult, ExitReason, PendingApproval, RunEventInput } from 
 import {
   TASK_TOOL_NAME,
   subagentDecisionSignal,
+  subagentGrantSignal,
   subagentReportSignal,
+  subagentReserveSignal,
   type AgentDefinition,
   type ResolvedApproval,
   type SubagentDecision,
@@ -27,13 +29,16 @@ import type { RunState } from '../run/run-state';
 import { ownEntry, type ParsedInput } from '../run/settings';
 import { childDetails, childInput, childSummary } from './child-input';
 import type { SubagentPlan } from './plan';
-import { NO_SPEND, addTreeSpend, approvalsOf, resolutionsOf, spendOf, type Spend } from './spend';
+import { NO_SPEND, addTreeSpend, approvalsOf, releasesOf, resolutionsOf, spendOf, type Spend } from './spend';
+import type { Reservation, TreeBudget } from './budget';
 import { answerBlock, resultOf } from './outcome';
 import { admitTask, afterTask, type TaskGate } from './task-hooks';
 import { parseTaskCall, taskToolSpec } from './task-tool';
 
 /** Decisions passed down and not yet confirmed by the child's report: far more than operators decide at once. */
 const MAX_FORWARDED = 1_000;
+/** A reservation larger than this is taken as this: far above any one call. */
+const MAX_RESERVATION_USD = 1_000;
 
 export interface TreeContext {
   workflowId: string;
@@ -50,6 +55,8 @@ export interface TreeContext {
   denied: boolean;
   /** A decision on an approval below this run, recorded here: a subagent passes it on to its own parent. */
   resolvedBelow(resolved: ResolvedApproval): void;
+  /** The tree's budget as this run holds it (runs with `maxBudgetUsd`): subagents reserve each call here. */
+  budget: TreeBudget | undefined;
 }
 
 interface Running {
@@ -63,6 +70,8 @@ interface Running {
   runId?: string;
   reported: Spend;
   approvals: PendingApproval[];
+  /** Budget reservations of its calls (and its subagents'), by the id it asked with, until its report releases them. */
+  reservations: Map<string, Reservation>;
   /** Why the parent stopped it, when it did. */
   stopped?: string;
 }
@@ -96,6 +105,7 @@ export class SubagentTree implements RemoteApprovals {
   ) {
     this.taskCount = carriedTaskCount ?? 0;
     setHandler(subagentReportSignal, (raw: unknown) => this.onReport(raw));
+    setHandler(subagentReserveSignal, (raw: unknown) => this.onReserve(raw));
   }
 
   useDefinitions(definitions: AgentDefinition[]): void {
@@ -180,6 +190,7 @@ export class SubagentTree implements RemoteApprovals {
       call,
       ...(definition ? { definition } : {}),
       ...(remaining !== undefined ? { remainingBudgetUsd: remaining } : {}),
+      toolUseId: toolUse.id,
     });
     const running: Running = {
       workflowId,
@@ -189,6 +200,7 @@ export class SubagentTree implements RemoteApprovals {
       scope: new CancellationScope(),
       reported: NO_SPEND,
       approvals: [],
+      reservations: new Map(),
     };
     this.running.set(workflowId, running);
     c.state.activeTools.set(toolUse.id, toolUse.name);
@@ -235,6 +247,9 @@ export class SubagentTree implements RemoteApprovals {
     }
     const final = outcome.result ?? resultOf(outcome.error);
     if (final) running.reported = addTreeSpend(c.state, running.reported, final);
+    // Its calls have ended; their spending is counted (a cancelled child's comes with its last report).
+    for (const held of running.reservations.values()) c.budget?.release(held);
+    running.reservations.clear();
     if (c.state.overBudget(c.input.maxBudgetUsd)) this.stopAll("the run's budget (maxBudgetUsd) is spent");
     const exitReason: ExitReason =
       final?.exitReason ?? (running.stopped || isCancellation(outcome.error) ? 'cancelled' : 'failed');
@@ -320,11 +335,45 @@ export class SubagentTree implements RemoteApprovals {
     }
     const spend = spendOf(raw);
     if (spend) child.reported = addTreeSpend(this.c.state, child.reported, spend);
+    // After the spending: the calls these reservations held room for are counted now.
+    for (const id of releasesOf((raw as { released?: unknown }).released)) {
+      this.c.budget?.release(child.reservations.get(id));
+      child.reservations.delete(id);
+    }
     if (this.running.has(from)) {
       child.approvals = approvalsOf((raw as { pendingApprovals?: unknown }).pendingApprovals, child.workflowId);
     }
     this.c.statusChanged();
     if (this.c.state.overBudget(this.c.input.maxBudgetUsd)) this.stopAll("the run's budget (maxBudgetUsd) is spent");
+  }
+
+  /**
+   * A subagent asks for room for a model call's expected cost: granted once the tree's budget has it
+   * (which may mean waiting for other calls to end), refused when it has none left.
+   */
+  private onReserve(raw: unknown): void {
+    const r = raw as { workflowId?: unknown; runId?: unknown; id?: unknown; usd?: unknown } | null;
+    if (!r || typeof r !== 'object' || typeof r.workflowId !== 'string' || typeof r.id !== 'string') return;
+    const child = this.running.get(r.workflowId);
+    if (!child?.handle || child.runId === undefined || r.runId !== child.runId || r.id.length > 200) return;
+    if (typeof r.usd !== 'number' || !Number.isFinite(r.usd) || r.usd < 0) return;
+    const id = r.id;
+    const handle = child.handle;
+    const grant = (granted: boolean) => handle.signal(subagentGrantSignal, { id, granted }).catch(() => undefined);
+    const budget = this.c.budget;
+    if (!budget) {
+      void grant(true);
+      return;
+    }
+    void budget.admit(Math.min(r.usd, MAX_RESERVATION_USD)).then((held) => {
+      // Ended meanwhile: nothing will release it.
+      if (held && this.running.get(child.workflowId) !== child) {
+        budget.release(held);
+        return;
+      }
+      if (held) child.reservations.set(id, held);
+      void grant(held !== undefined);
+    });
   }
 
   /** A decision on an approval below this run: an event here, and up to this run's parent (when it has one). */
