@@ -5,17 +5,31 @@
  * A small deterministic rule-based agent. It is stateless: every decision comes from the
  * conversation it receives, so it behaves the same after a worker restart or on another worker.
  *   turn 1: infer a glob from the prompt and call `glob`;
- *   turn 2: if files were found, call `bash` with `wc -c -- <files…>` to measure them;
- *   final:  answer in text: what it found, the largest file and its size, and that it is the demo model.
+ *   turn 2: if files were found, call `bash` with `wc -c -- <files…> | sort -rn | head` to measure
+ *           every one it was shown (the glob tool skips what .gitignore excludes);
+ *   final:  answer in text: what it found, the largest file and its size (only "the largest" when it
+ *           measured every match), and that it is the demo model.
  * Missing tools and tool errors end the run with a text answer that says so. With
- * `tool_choice: none` (the max-iterations summary) it answers with text only.
+ * `tool_choice: none` (the max-iterations summary) it answers with text only. A run with
+ * `outputSchema` gets its answer as JSON built from the schema (offline-schema-answer.ts); a
+ * corrective message about that answer is not a new task.
  */
 import type { ContentBlock, Message, ModelRequest, ModelResponse, ToolSpec, Usage } from '../shared/messages';
+import { OUTPUT_CORRECTION_PREFIX } from '../shared/output-schema';
 import { cancellationFailure } from './errors';
+import { answerForSchema, type OfflineFacts } from './offline-schema-answer';
 import type { ModelCallContext, ModelProvider } from './types';
 
-/** At most this many files are measured in one `wc -c` call. */
-export const OFFLINE_MAX_MEASURED_FILES = 200;
+/**
+ * At most this many files are measured in one `wc -c` call: every path the glob tool lists (it lists
+ * at most 1000).
+ */
+export const OFFLINE_MAX_MEASURED_FILES = 1000;
+/**
+ * The measuring command stays under this many characters: bash gets it as one argument, which Linux
+ * caps at 128 KiB. Files past it are not measured (and the answer then names no "largest").
+ */
+const MAX_COMMAND_CHARS = 100_000;
 /** At most this many files are listed in the final answer. */
 const LISTED_FILES = 15;
 
@@ -102,7 +116,9 @@ function textOfContent(content: Message['content']): string {
 }
 
 function isTaskMessage(message: Message): boolean {
-  return message.role === 'user' && textOfContent(message.content).trim() !== '';
+  if (message.role !== 'user') return false;
+  const text = textOfContent(message.content).trim();
+  return text !== '' && !text.startsWith(OUTPUT_CORRECTION_PREFIX);
 }
 
 function toolResultText(content: unknown): string {
@@ -236,7 +252,12 @@ export function decideOfflineTurn(request: ModelRequest): OfflineTurn {
   const plan = planFromPrompt(state.prompt);
   const tools = new Map(request.tools.map((t) => [t.name, t]));
   const say = (text: string): OfflineTurn => ({ content: [{ type: 'text', text }] });
-  const finish = (text: string): OfflineTurn => say(`${text}\n\n${DISCLAIMER}`);
+  const facts: OfflineFacts = { summary: '', files: [], total: 0, sizes: [] };
+  const finish = (text: string): OfflineTurn => {
+    if (!request.outputSchema || summary) return say(`${text}\n\n${DISCLAIMER}`);
+    facts.summary = `${text} (Answered by the offline demo model, without an API key.)`;
+    return say(JSON.stringify(answerForSchema(request.outputSchema, facts), null, 2));
+  };
 
   if (!state.glob) {
     if (summary)
@@ -263,6 +284,8 @@ export function decideOfflineTurn(request: ModelRequest): OfflineTurn {
     );
   }
   const listing = parseGlobOutput(state.glob.result.content);
+  facts.files = listing.files;
+  facts.total = listing.files.length + listing.unlisted;
   if (listing.files.length === 0) return finish(`No ${plan.label} match \`${pattern}\` in this workspace.`);
   const found = `I found ${count(listing.files.length + listing.unlisted, plan.label)} matching \`${pattern}\``;
 
@@ -274,8 +297,8 @@ export function decideOfflineTurn(request: ModelRequest): OfflineTurn {
         : 'This run has no `bash` tool, so I could not measure their sizes.';
       return finish(`${found}:\n${bulletList(listing.files)}\n\n${why}`);
     }
-    const files = listing.files.slice(0, OFFLINE_MAX_MEASURED_FILES);
-    const command = `wc -c -- ${files.map(shellQuote).join(' ')}`;
+    const files = filesToMeasure(listing.files);
+    const command = measureCommand(files);
     const scope = files.length < listing.files.length + listing.unlisted ? ` (the first ${files.length})` : '';
     return toolTurn(
       request,
@@ -285,7 +308,7 @@ export function decideOfflineTurn(request: ModelRequest): OfflineTurn {
     );
   }
 
-  const measured = listing.files.slice(0, OFFLINE_MAX_MEASURED_FILES);
+  const measured = filesToMeasure(listing.files);
   const sizes = state.bash.result ? parseWcOutput(state.bash.result.content, measured) : [];
   if (sizes.length === 0) {
     const why = state.bash.result
@@ -293,24 +316,56 @@ export function decideOfflineTurn(request: ModelRequest): OfflineTurn {
       : 'measuring their sizes returned nothing';
     return finish(`${found}, but ${why}\n\n${bulletList(listing.files)}`);
   }
-  return finish(sizeReport(found, sizes, listing, state.bash.result?.isError === true));
+  const bySize = [...sizes].sort((a, b) => b.bytes - a.bytes || a.path.localeCompare(b.path));
+  facts.sizes = bySize;
+  const output = state.bash.result?.content ?? '';
+  // The command prints only the largest; `wc` names each path it could not measure on a line of its own.
+  const failed = output.split('\n').filter((line) => /^wc: /.test(line)).length;
+  const measuredCount = Math.max(bySize.length, measured.length - failed);
+  return finish(sizeReport(found, bySize, measuredCount, listing, state.bash.result?.isError === true));
 }
 
-function sizeReport(found: string, sizes: MeasuredFile[], listing: GlobListing, partial: boolean): string {
-  const bySize = [...sizes].sort((a, b) => b.bytes - a.bytes || a.path.localeCompare(b.path));
+/** The paths one `wc -c` call measures: every listed one, as long as the command stays within bounds. */
+function filesToMeasure(listed: readonly string[]): string[] {
+  const files: string[] = [];
+  let chars = measureCommand([]).length;
+  for (const file of listed.slice(0, OFFLINE_MAX_MEASURED_FILES)) {
+    chars += shellQuote(file).length + 1;
+    if (chars > MAX_COMMAND_CHARS) break;
+    files.push(file);
+  }
+  return files;
+}
+
+/** Sizes of `files`, largest first, only as many lines as the answer shows (and `total`). */
+function measureCommand(files: readonly string[]): string {
+  return `wc -c -- ${files.map(shellQuote).join(' ')} | sort -rn | head -n ${LISTED_FILES + 1}`;
+}
+
+/** `bySize`: the largest measured files, largest first; `measuredCount`: how many were measured in all. */
+function sizeReport(
+  found: string,
+  bySize: MeasuredFile[],
+  measuredCount: number,
+  listing: GlobListing,
+  partial: boolean,
+): string {
   const largest = bySize[0]!;
   const lines = bySize.slice(0, LISTED_FILES).map((f) => `- \`${f.path}\` — ${formatBytes(f.bytes)}`);
-  if (bySize.length > LISTED_FILES) lines.push(`- … and ${bySize.length - LISTED_FILES} more`);
-  const unmeasured = listing.files.length + listing.unlisted - sizes.length;
+  const shown = Math.min(bySize.length, LISTED_FILES);
+  if (measuredCount > shown) lines.push(`- … and ${measuredCount - shown} more`);
+  const unmeasured = listing.files.length + listing.unlisted - measuredCount;
   const notes: string[] = [];
   if (unmeasured > 0)
     notes.push(unmeasured === 1 ? '1 other file was not measured.' : `${unmeasured} other files were not measured.`);
   if (partial && unmeasured <= 0) notes.push('The size command reported an error for some paths.');
+  // "The largest" only when every match was measured: otherwise it is the largest of those measured.
+  const which = unmeasured > 0 ? `The largest of the ${measuredCount} measured` : 'The largest';
   return [
     `${found}. Largest first:`,
     lines.join('\n'),
     '',
-    `The largest is \`${largest.path}\` at ${formatBytes(largest.bytes)}.`,
+    `${which} is \`${largest.path}\` at ${formatBytes(largest.bytes)}.`,
     ...notes,
   ].join('\n');
 }

@@ -62,10 +62,13 @@ export type CheckOutputOutput =
   | { kind: 'valid'; json: string }
   | { kind: 'invalid'; violations: string[] };
 
+/** How every corrective message starts (the offline demo model tells a correction from a new task by it). */
+export const OUTPUT_CORRECTION_PREFIX = 'Your final answer does not match the required JSON Schema:';
+
 /** The user message that asks the model to correct an answer that does not match the schema. */
 export function outputCorrection(violations: readonly string[]): string {
   return (
-    'Your final answer does not match the required JSON Schema:\n' +
+    `${OUTPUT_CORRECTION_PREFIX}\n` +
     violations.map((v) => `- ${v}`).join('\n') +
     '\nReply with only the corrected JSON value, no other text.'
   );

@@ -87,7 +87,7 @@ describe('OfflineDemoModel: the demo conversation', () => {
     const bash = onlyToolUse(second.content);
     expect(bash.name).toBe('bash');
     expect(bash.input).toEqual({
-      command: "wc -c -- 'src/a.ts' 'src/models/anthropic.ts' 'test/b.ts'",
+      command: "wc -c -- 'src/a.ts' 'src/models/anthropic.ts' 'test/b.ts' | sort -rn | head -n 16",
       description: 'Measure file sizes in bytes',
     });
     expect(bash.id).not.toBe(glob.id);
@@ -204,29 +204,39 @@ describe('OfflineDemoModel: tools missing or failing', () => {
       true,
     );
     const answer = textOf((await convo.turn()).content);
-    expect(answer).toContain('The largest is `c.ts` at 99 bytes.');
+    // One match was not measured: the answer names the largest of those measured, not "the largest".
+    expect(answer).toContain('The largest of the 2 measured is `c.ts` at 99 bytes.');
     expect(answer).toContain('1 other file was not measured.');
   });
 
-  test('measures at most 200 files and says how many were not measured', async () => {
-    const files = Array.from({ length: 250 }, (_, i) => `f${i}.ts`);
-    const convo = new Conversation(PROMPT);
-    convo.answer(onlyToolUse((await convo.turn()).content), files.join('\n'));
-    const bash = onlyToolUse((await convo.turn()).content);
-    const command = (bash.input as { command: string }).command;
-    expect(command.split("' '")).toHaveLength(200);
-    expect(command).not.toContain('f200.ts');
-    convo.answer(
-      bash,
-      files
-        .slice(0, 200)
-        .map((f, i) => `${i + 1} ${f}`)
-        .join('\n'),
-    );
-    const answer = textOf((await convo.turn()).content);
-    expect(answer).toContain('I found 250 TypeScript files');
-    expect(answer).toContain('The largest is `f199.ts` at 200 bytes.');
-    expect(answer).toContain('50 other files were not measured.');
+  test('measures every listed file, and claims no largest when the glob listed only some matches', async () => {
+    const measure = async (listing: string) => {
+      const convo = new Conversation(PROMPT);
+      convo.answer(onlyToolUse((await convo.turn()).content), listing);
+      const bash = onlyToolUse((await convo.turn()).content);
+      const command = (bash.input as { command: string }).command;
+      const files = [...command.matchAll(/'(f\d+\.ts)'/g)].map((m) => m[1]!);
+      // `wc` prints every size; the command keeps the 15 largest and the total.
+      convo.answer(
+        bash,
+        `${files.length} f${files.length - 1}.ts\n${files.length - 1} f${files.length - 2}.ts\n99 total`,
+      );
+      return { files, answer: textOf((await convo.turn()).content) };
+    };
+    const all = Array.from({ length: 250 }, (_, i) => `f${i}.ts`);
+    const every = await measure(all.join('\n'));
+    expect(every.files).toEqual(all);
+    expect(every.answer).toContain('I found 250 TypeScript files');
+    expect(every.answer).toContain('The largest is `f249.ts` at 250 bytes.');
+    expect(every.answer).toContain('- … and 248 more');
+    expect(every.answer).not.toContain('not measured');
+
+    const listed = Array.from({ length: 1000 }, (_, i) => `f${i}.ts`);
+    const some = await measure(`${listed.join('\n')}\n… and 200 more files (1200 matches in total)`);
+    expect(some.files).toHaveLength(1000);
+    expect(some.answer).toContain('I found 1,200 TypeScript files');
+    expect(some.answer).toContain('The largest of the 1000 measured is `f999.ts`');
+    expect(some.answer).toContain('200 other files were not measured.');
   });
 });
 
