@@ -9,10 +9,13 @@ import type {
   PrepareRunOutput,
 } from '../shared/activity-io';
 import { ErrorTypes } from '../shared/constants';
+import { CANCEL_WATCH_MS, withCancelWatch } from './cancel-watch';
 
 export interface FirstModelCallDeps {
   prepareRun: (input: PrepareRunInput) => Promise<PrepareRunOutput>;
   callModel: (input: CallModelInput) => Promise<CallModelOutput>;
+  /** How often run start asks whether it was cancelled (0: only its heartbeats bring a cancel). */
+  cancelWatchMs?: number;
 }
 
 /**
@@ -31,9 +34,16 @@ export function createFirstModelCall(deps: FirstModelCallDeps) {
     let prepared: PrepareRunOutput;
     // Run start is quick, but MCP servers may take their connect timeout: it heartbeats like a model
     // call waiting (40 % of the heartbeat timeout), so it is neither timed out nor deaf to a cancel.
-    const beat = setInterval(() => ctx.heartbeat({ phase: 'run start' }), heartbeatGapMs(ctx));
+    const beatNow = () => ctx.heartbeat({ phase: 'run start' });
+    const beat = setInterval(beatNow, heartbeatGapMs(ctx));
     try {
-      prepared = await deps.prepareRun(prepare);
+      // An interrupt while MCP servers start reaches run start at once, as it reaches a model call.
+      prepared = await withCancelWatch(
+        ctx,
+        beatNow,
+        () => deps.prepareRun(prepare),
+        deps.cancelWatchMs ?? CANCEL_WATCH_MS,
+      );
     } catch (error) {
       if (error instanceof ApplicationFailure && error.type === ErrorTypes.WorkspaceRefused) {
         return { refused: error.message };

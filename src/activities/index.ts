@@ -319,7 +319,7 @@ export function createActivities(deps: ActivityDeps) {
 
   return {
     callModel,
-    firstModelCall: createFirstModelCall({ prepareRun, callModel }),
+    firstModelCall: createFirstModelCall({ prepareRun, callModel, cancelWatchMs }),
     summarizeRun,
     runTool,
     prepareRun,

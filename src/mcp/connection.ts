@@ -98,7 +98,7 @@ export class McpConnection {
     endpoint: Endpoint,
     timeoutMs: number,
     budget: TmpfsBudget,
-    options: { trustAnnotations: boolean },
+    options: { trustAnnotations: boolean; signal?: AbortSignal },
   ): Promise<McpConnection> {
     let release: (() => Promise<void>) | undefined;
     let limitMessage: (() => string | undefined) | undefined;
@@ -152,11 +152,15 @@ export class McpConnection {
       conn.dirty = true;
     });
     let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
         () => reject(new Error(`no answer to initialize and tools/list within ${timeoutMs} ms`)),
         timeoutMs,
       );
+      onAbort = () => reject(options.signal?.reason as Error);
+      if (options.signal?.aborted) onAbort();
+      else options.signal?.addEventListener('abort', onAbort, { once: true });
     });
     try {
       await Promise.race([
@@ -171,6 +175,7 @@ export class McpConnection {
       throw new Error(conn.explain(err));
     } finally {
       clearTimeout(timer);
+      if (onAbort) options.signal?.removeEventListener('abort', onAbort);
     }
     return conn;
   }

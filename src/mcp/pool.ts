@@ -29,6 +29,8 @@ export class McpPool {
   /** Servers the kernel killed at a sandbox limit: never started again (no respawn loop), with why. */
   private readonly limitKilled = new Map<string, string>();
   private sweeper: NodeJS.Timeout | undefined;
+  /** Aborted by `closeAll`: servers still starting are ended, not waited for until their connect timeout. */
+  private closing = new AbortController();
   /** Connections opened so far (for tests and the benchmark: no process per call). */
   opened = 0;
 
@@ -58,13 +60,10 @@ export class McpPool {
       }
       if (this.connections.get(key) === existing) this.connections.delete(key);
     }
-    const opening = McpConnection.open(
-      server,
-      endpoint,
-      this.connectTimeoutMs,
-      this.budget ?? workerTmpfsBudget(),
-      options,
-    );
+    const opening = McpConnection.open(server, endpoint, this.connectTimeoutMs, this.budget ?? workerTmpfsBudget(), {
+      ...options,
+      signal: this.closing.signal,
+    });
     this.connections.set(key, opening);
     opening.then(
       () => {
@@ -96,6 +95,8 @@ export class McpPool {
   async closeAll(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
+    this.closing.abort(new Error('the worker is closing its MCP connections'));
+    this.closing = new AbortController();
     const all = [...this.connections.values()];
     this.connections.clear();
     await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.close()));
