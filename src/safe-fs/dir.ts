@@ -107,6 +107,15 @@ export class PinnedDir {
     }
   }
 
+  /**
+   * The names in this directory, read through its own descriptor (never through a path that could be
+   * swapped since it was opened), as raw bytes: a name need not be valid UTF-8.
+   */
+  async list(): Promise<Buffer[]> {
+    const self = HAS_PROC_FD ? `/proc/self/fd/${this.handle.fd}` : this.realPath;
+    return fs.readdir(self, { encoding: 'buffer' });
+  }
+
   /** `fstat` of the directory itself. */
   async stat(): Promise<Stats> {
     return this.handle.stat();
