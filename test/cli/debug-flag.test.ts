@@ -46,3 +46,19 @@ test('run --debug --detach starts no worker and says where the variable belongs'
   expect(out.stderr).toContain('--debug turns on the debug lines of the worker this command starts');
   expect(out.stderr).toContain('DURABLE_AGENT_DEBUG=1');
 });
+
+test("run --debug: the inline worker writes a line per model call and tool call (sizes, timings, the model's decision)", async () => {
+  const out = await durableAgent(['run', 'List the files here', '--model', 'offline-demo', '--debug', '--json'], {
+    taskQueue: uniqueQueue('debug-run'),
+    env: { DURABLE_AGENT_DEBUG: undefined },
+  });
+  expect(out.code).toBe(0);
+  expect(out.stderr).toMatch(/^\[durable-agent debug\] model call .*\| .*\| \d+ ms$/m);
+  expect(out.stderr).toMatch(/^\[durable-agent debug\] tool call /m);
+  const without = await durableAgent(['run', 'List the files here', '--model', 'offline-demo', '--json'], {
+    taskQueue: uniqueQueue('debug-off'),
+    env: { DURABLE_AGENT_DEBUG: undefined },
+  });
+  expect(without.code).toBe(0);
+  expect(without.stderr).not.toContain('[durable-agent debug]');
+}, 120_000);
