@@ -14,9 +14,23 @@ import {
   sendMessage,
   startRun,
 } from '../client';
-import type { AgentRunState, EventsPage, Message, OutputSchema, RunEvent } from '../shared';
+import {
+  parseRunInput,
+  type AgentRunState,
+  type EventsPage,
+  type Message,
+  type OutputSchema,
+  type RunEvent,
+} from '../shared';
 import type { ApprovalResult, EndSessionResult, SendMessageResult } from '../shared/definitions';
-import { isZodSchema, parseOutput, typedOutput, type RunStartInput, type TypedRunResult } from '../typed-output';
+import {
+  isZodSchema,
+  parseOutput,
+  typedOutput,
+  wireInput,
+  type RunStartInput,
+  type TypedRunResult,
+} from '../typed-output';
 import { followRun, type FollowEvent, type FollowOptions, type PartialEvent } from './follow-run';
 import { runMessages } from './result-messages';
 import { steer } from './run-errors';
@@ -54,7 +68,8 @@ export class AgentRun<Output = unknown> {
 
   /**
    * Starts `agentWorkflow` with `input` on `options.taskQueue`. `input.outputSchema` may be a zod 4
-   * schema: the run gets its JSON Schema, and `result()`/`output()` parse the answer with it.
+   * schema: the run gets its JSON Schema, and `result()`/`output()` parse the answer with it. An input
+   * the run would refuse throws a `TypeError` saying why (`Invalid run input: maxIterations: …`).
    */
   static start<S extends z.ZodType>(
     client: Client,
@@ -73,6 +88,9 @@ export class AgentRun<Output = unknown> {
     if (typeof input !== 'object' || input === null) {
       throw new TypeError('AgentRun.start needs an input object, such as { prompt: "…" }');
     }
+    // Checked here as the workflow will check it: a bad input is refused before any run starts.
+    const parsed = parseRunInput(wireInput(input));
+    if (!parsed.ok) throw new TypeError(parsed.error);
     const workflowId = options.workflowId ?? newRunId();
     await startRun(client, input, { taskQueue: options.taskQueue, workflowId });
     return AgentRun.get(

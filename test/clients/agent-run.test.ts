@@ -124,6 +124,17 @@ test('a run without a typed answer: output() says how it ended; a zod 3 schema i
   });
 });
 
+test('AgentRun.start refuses an input the run would refuse, saying why, and starts nothing', async () => {
+  const workflowId = id('invalid');
+  await expect(
+    AgentRun.start(env.client, { prompt: 'hi', maxIterations: 0 }, { taskQueue: 'nowhere', workflowId }),
+  ).rejects.toThrow(/^Invalid run input: maxIterations: /);
+  await expect(
+    AgentRun.start(env.client, { prompt: 'hi', unknownField: 1 } as never, { taskQueue: 'nowhere', workflowId }),
+  ).rejects.toThrow(/^Invalid run input: .*unknownField/);
+  await expect(env.client.workflow.getHandle(workflowId).describe()).rejects.toThrow(/not found/i);
+});
+
 test('a refused approve, deny, send or end throws RunRefusedError whose message is the run’s reason, the Temporal error its cause', async () => {
   const workspace = await tempWorkspace('agent-run-refused');
   const model = new ScriptedModel([text('first answer')]);
