@@ -4,6 +4,7 @@
  * checks what the model was offered and saw, what the run reported, and what history recorded.
  */
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { FunctionHooks } from '../../src/hooks';
 import { createMcpRuntime, type McpRuntime } from '../../src/mcp';
@@ -164,7 +165,9 @@ test('an interrupt during a slow MCP call sends notifications/cancelled: the ser
 
 test("servers from the worker's file and the workspace's .mcp.json join the run's, each reported with its source", async () => {
   const http = await startHttpTestServer('tok');
-  const file = path.join(suite.workspace, 'worker-mcp.json');
+  // The operator's file lies outside every workspace (a worker refuses one inside).
+  const operatorDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mcp-run-operator-'));
+  const file = path.join(operatorDir, 'worker-mcp.json');
   await fs.writeFile(
     file,
     JSON.stringify({
@@ -202,6 +205,7 @@ test("servers from the worker's file and the workspace's .mcp.json join the run'
   } finally {
     await worker.close();
     await http.close();
+    await fs.rm(operatorDir, { recursive: true, force: true });
   }
 });
 
