@@ -1,5 +1,5 @@
 import { probeBwrap } from './bwrap';
-import { processLimitMechanism } from './cgroup';
+import { hasMemoryCgroup, processLimitMechanism } from './cgroup';
 import { limitsFromEnv } from './limits';
 
 /**
@@ -77,12 +77,18 @@ export function detectSandbox(env: NodeJS.ProcessEnv = process.env, platform = p
     mechanism.kind === 'none'
       ? `WARNING: ${mechanism.reason ?? 'processes per call are not limited'}`
       : `at most ${limits.maxProcesses} processes per call (${mechanism.kind === 'cgroup' ? 'a pids cgroup' : 'RLIMIT_NPROC'})`;
+  const memoryCgroup = hasMemoryCgroup(mechanism);
+  const cpuCgroup = (mechanism.groups ?? []).some((g) => g.controllers.includes('cpu'));
+  const memory =
+    `${Math.round(limits.maxMemoryBytes / 1024 ** 2)} MiB of memory per call ` +
+    `(${memoryCgroup ? 'a memory cgroup' : 'RLIMIT_DATA per process'}), ` +
+    (cpuCgroup ? `${limits.maxCpus} CPUs per call (a cpu cgroup)` : 'CPU not limited');
   return {
     mode: 'bwrap',
     bwrap: probe.path,
     detail:
       `bash runs commands in a bubblewrap sandbox (${probe.path}): system read-only, workspace writable, private /tmp, ` +
-      `no network unless the run allows it, a clean environment, ${processes}, ` +
+      `no network unless the run allows it, a clean environment, ${processes}, ${memory}, ` +
       `${Math.round(limits.tmpfsBudgetBytes / 1024 ** 2)} MiB of /tmp and /dev/shm across concurrent calls.`,
   };
 }
