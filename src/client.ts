@@ -19,6 +19,7 @@ import { RunEndedError } from './cli/cli-errors';
 
 export { RunEndedError, type EndedWithoutResult } from './cli/cli-errors';
 import type { PartialOutput } from './shared/live-progress';
+import { describeRunTools } from './shared/subagents';
 import type { ApprovalResult, EndSessionResult, SendMessageResult } from './shared';
 import {
   BUILTIN_TOOL_NAMES,
@@ -173,7 +174,7 @@ export function runDetails(input: AgentRunInput): string {
     `- **Model:** \`${input.model ?? DEFAULT_ANTHROPIC_MODEL}\``,
     `- **Limits:** ${limits.join(' · ')}`,
     `- **Workspace:** ${input.workspace ? markdownText(input.workspace) : "the worker's working directory"}`,
-    `- **Tools:** ${(input.tools ?? BUILTIN_TOOL_NAMES).join(', ')}`,
+    `- **Tools:** ${describeRunTools(input, BUILTIN_TOOL_NAMES)}`,
     ...(modes.length ? [`- **Mode:** ${modes.join(' · ')}`] : []),
   ].join('\n');
 }

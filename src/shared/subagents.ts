@@ -194,3 +194,35 @@ export interface SubagentDecision {
   reason?: string;
 }
 export const subagentDecisionSignal = defineSignal<[SubagentDecision]>('durableAgent.subagentDecision');
+
+/** What a run input says about subagents: whether a top-level run with it is offered `task`. */
+export interface TaskRequest {
+  tools?: readonly string[];
+  agents?: unknown;
+  maxSubagentDepth?: number;
+  toolProtocol?: string;
+  subagent?: { depth: number };
+}
+
+/**
+ * A run offers `task` when it asks for it (`tools` names it, or, without a tool list, it gives
+ * `agents` or `maxSubagentDepth`), uses native tool calls, and is above the depth limit.
+ */
+export function offersTaskTool(input: TaskRequest): boolean {
+  const depth = input.subagent?.depth ?? 0;
+  const maxDepth = input.maxSubagentDepth ?? DEFAULT_MAX_SUBAGENT_DEPTH;
+  const asked = input.tools
+    ? input.tools.includes(TASK_TOOL_NAME)
+    : input.agents !== undefined || input.maxSubagentDepth !== undefined;
+  return asked && depth < maxDepth && (input.toolProtocol ?? 'native') === 'native';
+}
+
+/**
+ * The run's tools as its details show them: its list (with `task` when the run offers it), or, without
+ * one, the built-in tools and the worker's own (custom and MCP tools are the worker's to say).
+ */
+export function describeRunTools(input: TaskRequest, builtins: readonly string[]): string {
+  const task = offersTaskTool(input) && !input.tools?.includes(TASK_TOOL_NAME) ? [TASK_TOOL_NAME] : [];
+  if (input.tools) return [...input.tools, ...task].join(', ') || '(none)';
+  return `${[...builtins, ...task].join(', ')}, and the worker's custom and MCP tools`;
+}

@@ -32,10 +32,10 @@ test('the context line of Current Details reads "+N more" for the sources it doe
     await waitForStatus(workflowId, (s) => s.status === 'awaiting_input');
     const answer = await temporalJson<{ queryResult: WorkflowMetadata[] }>(['workflow', 'metadata', '-w', workflowId]);
     const details = answer.queryResult[0]?.currentDetails ?? '';
-    const line = details.split('\n').find((l) => l.startsWith('context: '));
+    const line = details.split('\n').find((l) => l.startsWith('system prompt built from: '));
     expect({ details, line }).toEqual({ details, line: expect.any(String) });
     // Identity, environment, memory and tools at least: more than the three the line lists.
-    expect(line).toMatch(/^context: [^+]*, \+\d+ more · [\d.]+ KiB$/);
+    expect(line).toMatch(/^system prompt built from: [^+]*, \+\d+ more · [\d.]+ KiB$/);
     expect(line).not.toMatch(/_\d+ more/);
     expect((await temporal(['workflow', 'signal', '-w', workflowId, '--name', 'interrupt'])).code).toBe(0);
     expect(await failedWorkflowTasks(workflowId)).toEqual([]);

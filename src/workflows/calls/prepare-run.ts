@@ -121,8 +121,11 @@ function describedSources(context: RunContext): string {
   const parts = context.sources
     .filter((s) => s.kind !== 'mcp_server')
     .map((s) => {
-      const source = s as { kind: string; path?: unknown };
-      return typeof source.path === 'string' ? source.path : source.kind;
+      // Each part by its file, or by its section's title (`Identity`, `Environment`): the kind alone
+      // (`default, default, …`) said nothing.
+      const source = s as { kind: string; path?: unknown; title?: unknown };
+      if (typeof source.path === 'string') return source.path;
+      return typeof source.title === 'string' && source.title ? cutChars(source.title, 40) : source.kind;
     });
   const kb = (utf8Length(context.system) / 1024).toFixed(1);
   // One short line: the frame for Current Details is small (the transcript has the whole prompt).

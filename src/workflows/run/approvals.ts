@@ -71,7 +71,10 @@ export class Approvals {
     try {
       // Signals sent meanwhile grow the history; past Temporal's suggestion the run must hand over
       // rather than wait on into the history limit, so the call is refused and the model may ask again.
-      await condition(() => entry.decision !== undefined || workflowInfo().continueAsNewSuggested, timeoutMs);
+      // The timer is named in the Web UI (not a bare `1 (15m)`): what it waits for and which call.
+      await condition(() => entry.decision !== undefined || workflowInfo().continueAsNewSuggested, timeoutMs, {
+        summary: `approval timeout: ${toolUse.name} (${toolUse.id})`.slice(0, 200),
+      });
       entry.decision ??= workflowInfo().continueAsNewSuggested
         ? {
             approved: false,

@@ -193,7 +193,7 @@ export function renderDetails(state: RunState, view: BoardView): string {
     `tokens ${tokens} in / ${usage.outputTokens} out · cost ${cost}` +
       (view.maxBudgetUsd !== undefined ? ` of ${view.maxBudgetUsd} USD` : ''),
     // What the system prompt was assembled from, when the frame has room (approvals and warnings come first).
-    ...(context && !approvals.length && !warning ? [`context: ${context}`] : []),
+    ...(context && !approvals.length && !warning ? [`system prompt built from: ${context}`] : []),
   ];
   // One paragraph with hard line breaks: the Web UI's frame for it is short, and blank-line
   // paragraphs pushed the last line out of view.

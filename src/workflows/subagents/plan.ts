@@ -1,5 +1,5 @@
 import { BUILTIN_TOOL_NAMES } from '../../shared/run';
-import { DEFAULT_MAX_SUBAGENT_DEPTH, TASK_TOOL_NAME } from '../../shared/subagents';
+import { DEFAULT_MAX_SUBAGENT_DEPTH, TASK_TOOL_NAME, offersTaskTool } from '../../shared/subagents';
 import type { ParsedInput } from '../run/settings';
 
 /** Where a run stands in its tree, and whether it may start subagents. */
@@ -25,10 +25,7 @@ export interface SubagentPlan {
 export function subagentPlan(input: ParsedInput): SubagentPlan {
   const depth = input.subagent?.depth ?? 0;
   const maxDepth = input.maxSubagentDepth ?? DEFAULT_MAX_SUBAGENT_DEPTH;
-  const asked = input.tools
-    ? input.tools.includes(TASK_TOOL_NAME)
-    : input.agents !== undefined || input.maxSubagentDepth !== undefined;
-  const offersTask = asked && depth < maxDepth && (input.toolProtocol ?? 'native') === 'native';
+  const offersTask = offersTaskTool(input);
   const workerInput = input.tools?.includes(TASK_TOOL_NAME)
     ? { ...input, tools: input.tools.filter((name) => name !== TASK_TOOL_NAME) }
     : input;
