@@ -1,7 +1,7 @@
 /**
  * Workspace checkpoints (worker side): content-addressed records of a run's files after a turn, a
- * store to keep them in, and restores that never write outside the workspace. See
- * docs/checkpoints.md for what is recorded, what is left out and what a restore does.
+ * store to keep them in, and restores that never write outside the workspace. Not yet called by the
+ * run's activities: recording after a turn, restore on failover, fork, rewind and diff build on this.
  */
 export {
   MANIFEST_VERSION,

@@ -61,7 +61,10 @@ export interface OmittedEntry {
 
 export interface Manifest {
   version: typeof MANIFEST_VERSION;
-  /** Sorted by path (byte order of the UTF-8 names), so that equal trees give equal manifests. */
+  /**
+   * In walk order: depth first, each directory's names in byte order, a directory before what it holds.
+   * The same tree therefore gives the same manifest.
+   */
   entries: ManifestEntry[];
   omitted: OmittedEntry[];
   /** When the scan began (ms since the epoch): a file modified at or after it is rehashed next time. */
@@ -159,15 +162,9 @@ export function parseManifest(bytes: Buffer | string): Manifest {
   return parsed.data as Manifest;
 }
 
-/** Byte order of UTF-8, as git sorts its index (not UTF-16 order, which differs above U+FFFF). */
-export function comparePaths(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
-
 /** The manifest's canonical bytes and its id (the SHA-256 of those bytes). */
 export function serializeManifest(manifest: Manifest): { bytes: Buffer; id: string } {
-  const sorted: Manifest = { ...manifest, entries: [...manifest.entries].sort((x, y) => comparePaths(x.path, y.path)) };
-  const bytes = Buffer.from(JSON.stringify(sorted));
+  const bytes = Buffer.from(JSON.stringify(manifest));
   return { bytes, id: createHash('sha256').update(bytes).digest('hex') };
 }
 

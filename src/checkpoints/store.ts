@@ -48,7 +48,9 @@ function checkId(id: string): void {
 /**
  * The embedded store: a directory on the worker's host (`blobs/ab/<hash>`, `manifests/<id>.json`).
  * Writes go to a temporary name and are renamed into place, so a worker killed mid-write leaves no
- * torn object under a real name (only a `.tmp-*` file, removed by `checkpoints gc`).
+ * torn object under a real name (only a `.tmp-*` file). Manifests are synced to disk before they are
+ * renamed; contents are not (one sync per file would cost more than the rest of a checkpoint), so
+ * after a host crash a content may read as corrupt, and a restore that needs it fails saying so.
  */
 export class DirectoryStore implements CheckpointStore {
   readonly description: string;
@@ -73,7 +75,7 @@ export class DirectoryStore implements CheckpointStore {
   async putBlob(hash: string, data: Buffer): Promise<void> {
     checkHash(hash);
     if (sha256(data) !== hash) throw new Error(`Refusing to store a blob under ${hash}: its content hashes otherwise.`);
-    await writeOnce(this.blobPath(hash), data);
+    await writeOnce(this.blobPath(hash), data, false);
   }
 
   async getBlob(hash: string): Promise<Buffer> {
@@ -86,7 +88,7 @@ export class DirectoryStore implements CheckpointStore {
   async putManifest(id: string, bytes: Buffer): Promise<void> {
     checkId(id);
     if (sha256(bytes) !== id) throw new Error(`Refusing to store a manifest under ${id}: its bytes hash otherwise.`);
-    await writeOnce(this.manifestPath(id), bytes);
+    await writeOnce(this.manifestPath(id), bytes, true);
   }
 
   async getManifest(id: string): Promise<Buffer> {
@@ -116,14 +118,14 @@ async function readOrMissing(p: string, what: string, id: string): Promise<Buffe
 }
 
 /** Write `data` at `target` unless something is there already; never a torn file under the real name. */
-async function writeOnce(target: string, data: Buffer): Promise<void> {
+async function writeOnce(target: string, data: Buffer, sync: boolean): Promise<void> {
   if (await exists(target)) return;
   await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
   const temp = `${target}.tmp-${randomBytes(6).toString('hex')}`;
   const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
   try {
     await handle.writeFile(data);
-    await handle.sync();
+    if (sync) await handle.sync();
   } finally {
     await handle.close();
   }
