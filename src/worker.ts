@@ -217,7 +217,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     shutdownGraceTime: graceMs,
     shutdownForceTime: graceMs + SHUTDOWN_FORCE_MARGIN_MS,
     ...(options.identity ? { identity: options.identity } : {}),
-    ...telemetry?.workerOptions(bundle !== undefined),
+    ...telemetry?.workerOptions(bundle !== undefined, options.deps.tools),
     ...options.workerOptions,
     activities,
   } satisfies Partial<WorkerOptions>;

@@ -11,9 +11,11 @@ import type {
 } from '../shared/activity-io';
 import type { ModelResponse } from '../shared/messages';
 import { cutChars } from '../shared/bounds';
+import { CACHE_MISS_ERROR_TYPE } from '../shared/conversation';
 import { costOf } from '../shared/pricing';
 import type { AgentMetrics } from './metrics';
 import { baseActivityName } from '../shared/activity-names';
+import { BUILTIN_TOOL_NAMES, DONE_TOOL_NAME } from '../shared/run';
 
 /** Content attributes (opt-in) are cut to this many characters each. */
 export const CONTENT_ATTRIBUTE_CHARS = 32_768;
@@ -23,7 +25,16 @@ export interface ActivitySpanSettings {
   metrics?: AgentMetrics;
   /** Record prompts, completions, tool arguments and results. */
   content: boolean;
+  /**
+   * Whether the worker has a tool of this name (its registry). Metrics record the names of tools
+   * the run has, every other name as `unknown`: the model may make up any name, and each name would
+   * be a metric series that cumulative metrics hold for good. Default: the built-in tools.
+   */
+  knownTool?: (name: string) => boolean;
 }
+
+/** The `gen_ai.tool.name` metrics record for a name the run has no tool for. */
+export const UNKNOWN_TOOL_METRIC_NAME = 'unknown';
 
 /**
  * GenAI spans around the agent's activities: `chat <model>` around a model call (`callModel`, and
@@ -68,6 +79,7 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
       attributes['gen_ai.input.messages'] = contentText(input.conversation?.delta);
     }
     const started = performance.now();
+    let unexported = false;
     return this.settings.tracer.startActiveSpan(
       `chat ${model}`,
       { kind: otel.SpanKind.CLIENT, attributes },
@@ -99,24 +111,37 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
           this.settings.metrics?.modelCall(common, (performance.now() - started) / 1000, usage, cost);
           return output;
         } catch (err) {
-          const errorType = failed(span, err);
+          // A conversation-cache miss (another worker, a restart) never reached the provider: no chat
+          // span (a span never ended is never exported) and no model metrics, or dashboards would count
+          // a failed LLM call. The workflow resends the conversation in a call that gets its own span.
+          if (isObject(err) && err.type === CACHE_MISS_ERROR_TYPE) {
+            unexported = true;
+            throw err;
+          }
+          const errorType = failed(span, err, this.settings.content);
           this.settings.metrics?.modelCall(
             { ...common, 'error.type': errorType },
             (performance.now() - started) / 1000,
           );
           throw err;
         } finally {
-          span.end();
+          if (!unexported) span.end();
         }
       },
     );
   }
 
   private async tool(input: RunToolInput, call: () => Promise<unknown>): Promise<unknown> {
-    const name = typeof input.name === 'string' ? cutChars(input.name, 128) : 'unknown';
-    const common: otel.Attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name };
+    const name = typeof input.name === 'string' ? cutChars(input.name, 128) : UNKNOWN_TOOL_METRIC_NAME;
+    // Metric attributes: a name the run has no tool for (a made-up one) is one `unknown` series.
+    const known = isObject(input.mcp) || (this.settings.knownTool ?? isBuiltinTool)(name);
+    const common: otel.Attributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': known ? name : UNKNOWN_TOOL_METRIC_NAME,
+    };
     const attributes: otel.Attributes = {
       ...common,
+      'gen_ai.tool.name': name,
       ...this.runAttributes(),
       'gen_ai.tool.type': 'function',
       ...(typeof input.toolUseId === 'string' ? { 'gen_ai.tool.call.id': input.toolUseId } : {}),
@@ -144,7 +169,7 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
           );
           return output;
         } catch (err) {
-          const errorType = failed(span, err);
+          const errorType = failed(span, err, this.settings.content);
           this.settings.metrics?.toolCall(
             { ...common, 'error.type': errorType },
             (performance.now() - started) / 1000,
@@ -191,14 +216,36 @@ function recordResponse(
   return { input, output };
 }
 
-/** Marks the span failed; returns the `error.type` (the failure's type, e.g. `ModelError.RateLimit`). */
-function failed(span: otel.Span, err: unknown): string {
+/**
+ * Marks the span failed; returns the `error.type` (the failure's type, e.g. `ModelError.RateLimit`).
+ * The error's text (a provider's message can echo the prompt, or a key) is recorded only with the
+ * content opt-in; without it the span says the type and the HTTP status, nothing the error said.
+ */
+function failed(span: otel.Span, err: unknown, content: boolean): string {
   const type =
     isObject(err) && typeof err.type === 'string' && err.type ? err.type : err instanceof Error ? err.name : '_OTHER';
   span.setAttribute('error.type', type);
+  const status = httpStatusOf(err);
+  if (status !== undefined) span.setAttribute('http.response.status_code', status);
+  if (!content) {
+    span.setStatus({ code: otel.SpanStatusCode.ERROR, message: type });
+    span.addEvent('exception', { 'exception.type': type });
+    return type;
+  }
   span.setStatus({ code: otel.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
   if (err instanceof Error) span.recordException(err);
   return type;
+}
+
+/** The HTTP status a classified model error carries in its details (`ModelErrorDetails.status`). */
+function httpStatusOf(err: unknown): number | undefined {
+  const details = isObject(err) && Array.isArray(err.details) ? (err.details[0] as unknown) : undefined;
+  const status = isObject(details) ? details.status : undefined;
+  return typeof status === 'number' && Number.isInteger(status) ? status : undefined;
+}
+
+function isBuiltinTool(name: string): boolean {
+  return (BUILTIN_TOOL_NAMES as readonly string[]).includes(name) || name === DONE_TOOL_NAME;
 }
 
 export function providerOf(model: string): string {

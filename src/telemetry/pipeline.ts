@@ -21,6 +21,7 @@ import type { WorkflowInfo } from '@temporalio/workflow';
 import { DEFAULT_METRIC_EXPORT_INTERVAL_MS, DEFAULT_SERVICE_NAME, type TelemetryOptions } from './config';
 import { GenAiActivityInterceptor } from './activity-spans';
 import { AgentMetrics } from './metrics';
+import { ErrorTextFreeExporter } from './error-text';
 import { ensureNodeContext } from './node-context';
 import { TELEMETRY_WORKFLOW_MODULE } from './workflow-module';
 
@@ -35,9 +36,13 @@ export interface Telemetry {
   /**
    * What a Temporal worker needs: activity interceptors, the workflow span sink, and (unless the
    * worker runs a prebuilt bundle, which must have been built with `TELEMETRY_WORKFLOW_MODULE`)
-   * the workflow interceptor module.
+   * the workflow interceptor module. `tools` is the worker's tool registry: metrics name only its
+   * tools (and MCP tools the run has), any other name as `unknown`.
    */
-  workerOptions(prebuiltBundle: boolean): Pick<WorkerOptions, 'interceptors' | 'sinks'>;
+  workerOptions(
+    prebuiltBundle: boolean,
+    tools?: { has(name: string): boolean },
+  ): Pick<WorkerOptions, 'interceptors' | 'sinks'>;
   /** Sends everything buffered now (tests, and before a process exits). */
   forceFlush(): Promise<void>;
   shutdown(): Promise<void>;
@@ -53,9 +58,13 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     options.protocol === 'http/json'
       ? new OTLPJsonTraceExporter(exporterConfig)
       : new OTLPProtoTraceExporter(exporterConfig);
-  const processor: SpanProcessor = new BatchSpanProcessor(exporter, {
-    ...(options.spanExportDelayMs !== undefined ? { scheduledDelayMillis: options.spanExportDelayMs } : {}),
-  });
+  // Error text (a provider's message can echo the prompt or a key) leaves only with the content opt-in.
+  const processor: SpanProcessor = new BatchSpanProcessor(
+    options.content === true ? exporter : new ErrorTextFreeExporter(exporter),
+    {
+      ...(options.spanExportDelayMs !== undefined ? { scheduledDelayMillis: options.spanExportDelayMs } : {}),
+    },
+  );
   const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
   const tracer = tracerProvider.getTracer(TRACER_NAME);
   const metricsConfig = { url: options.metricsUrl, ...(options.headers ? { headers: options.headers } : {}) };
@@ -81,7 +90,8 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     options,
     tracerProvider,
     ...(meterProvider ? { meterProvider } : {}),
-    workerOptions(prebuiltBundle) {
+    workerOptions(prebuiltBundle, tools) {
+      const settings = tools ? { ...spanSettings, knownTool: (name: string) => tools.has(name) } : spanSettings;
       return {
         interceptors: {
           activity: [
@@ -89,7 +99,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
               inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer }),
               outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
             }),
-            (ctx) => ({ inbound: new GenAiActivityInterceptor(ctx, spanSettings) }),
+            (ctx) => ({ inbound: new GenAiActivityInterceptor(ctx, settings) }),
           ],
           ...(prebuiltBundle ? {} : { workflowModules: [TELEMETRY_WORKFLOW_MODULE] }),
         },

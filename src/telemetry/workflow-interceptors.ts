@@ -83,6 +83,7 @@ class AgentOutboundInterceptor extends OpenTelemetryOutboundInterceptor {
       'gen_ai.tool.type': 'function',
       'gen_ai.conversation.id': parent,
       'durable_agent.subagent.workflow_id': childId,
+      ...taskCallId(input.options.args?.[0]),
     };
     return this.tracer.startActiveSpan(`execute_tool ${TASK_TOOL_NAME}`, { attributes }, async (span) => {
       const failed = (err: unknown) => {
@@ -147,6 +148,13 @@ async function invokeAgent(
       span.end();
     }
   });
+}
+
+/** The parent's `task` call id, which the child's input carries (`subagent.toolUseId`). */
+function taskCallId(arg: unknown): otel.Attributes {
+  const subagent = isObject(arg) && isObject(arg.subagent) ? arg.subagent : undefined;
+  const id = subagent?.toolUseId;
+  return typeof id === 'string' && id.length > 0 && id.length <= 256 ? { 'gen_ai.tool.call.id': id } : {};
 }
 
 function num(v: unknown): number {

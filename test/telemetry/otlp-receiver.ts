@@ -27,6 +27,8 @@ export interface ReceivedSpan {
   name: string;
   attributes: Record<string, unknown>;
   status?: { code?: number | string; message?: string };
+  /** The span's events (`exception` among them), each with its attributes. */
+  events: Array<{ name: string; attributes: Record<string, unknown> }>;
   service?: unknown;
 }
 
@@ -132,6 +134,10 @@ function flattenSpans(request: Obj): ReceivedSpan[] {
           name: s.name as string,
           attributes: attributes(s.attributes),
           status: s.status as ReceivedSpan['status'],
+          events: ((s.events ?? []) as Obj[]).map((e) => ({
+            name: e.name as string,
+            attributes: attributes(e.attributes),
+          })),
           service,
         });
       }

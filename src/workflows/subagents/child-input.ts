@@ -18,6 +18,8 @@ export function childInput(p: {
   call: TaskCall;
   definition?: AgentDefinition;
   remainingBudgetUsd?: number;
+  /** The parent's `task` call: the tracing interceptor puts it on the call's span. */
+  toolUseId?: string;
 }): AgentRunInput {
   const { parent, plan, definition } = p;
   // A parent without a tool list has the worker's default tools, and so has a child without one
@@ -48,7 +50,11 @@ export function childInput(p: {
     ...(parent.mcpServers ? { mcpServers: parent.mcpServers } : {}),
     ...(parent.contextWindowTokens !== undefined ? { contextWindowTokens: parent.contextWindowTokens } : {}),
     maxSubagentDepth: plan.maxDepth,
-    subagent: { depth: plan.depth + 1, ...(definition ? { agent: definition.name } : {}) },
+    subagent: {
+      depth: plan.depth + 1,
+      ...(definition ? { agent: definition.name } : {}),
+      ...(p.toolUseId ? { toolUseId: p.toolUseId } : {}),
+    },
   };
 }
 
