@@ -36,6 +36,7 @@ import { operatorFileOptions } from '../safe-fs/operator-files';
 import { checkOutput } from './output';
 import { keepFinalMessages } from './final-messages';
 import { createFirstModelCall } from './first-call';
+import { debugEnabled, debugModels, debugRunTool } from '../telemetry/debug-log';
 
 export { ConversationCache } from './conversation-cache';
 
@@ -79,6 +80,9 @@ export function createActivities(deps: ActivityDeps) {
   const heartbeatEveryMs = deps.toolHeartbeatIntervalMs ?? 1000;
   const cancelWatchMs = deps.cancelWatchMs ?? CANCEL_WATCH_MS;
   const conversations = deps.conversations ?? new ConversationCache();
+  // DURABLE_AGENT_DEBUG=1: a line per model call and per tool call on stderr (docs/observability.md).
+  const debug = debugEnabled();
+  const models = debug ? debugModels(deps.models) : deps.models;
   const settingsFile = deps.settingsFile ?? workerSettingsPath();
   const defaultWorkspace = deps.defaultWorkspace ?? process.cwd();
   // Built once, at worker start: a root that is `/` or a system directory stops the worker here.
@@ -118,7 +122,7 @@ export function createActivities(deps: ActivityDeps) {
           ctx,
           beatNow,
           () =>
-            deps.models(input.model).call(request, {
+            models(input.model).call(request, {
               signal: ctx.cancellationSignal,
               ...proseProgress(input.toolProtocol, progress),
             }),
@@ -168,7 +172,7 @@ export function createActivities(deps: ActivityDeps) {
         withCancelWatch(
           ctx,
           beatNow,
-          () => deps.models(input.model).call(request, { signal: ctx.cancellationSignal, ...progress }),
+          () => models(input.model).call(request, { signal: ctx.cancellationSignal, ...progress }),
           cancelWatchMs,
         ),
       ),
@@ -321,7 +325,7 @@ export function createActivities(deps: ActivityDeps) {
     callModel,
     firstModelCall: createFirstModelCall({ prepareRun, callModel, cancelWatchMs }),
     summarizeRun,
-    runTool,
+    runTool: debug ? debugRunTool(runTool) : runTool,
     prepareRun,
     runHook: hookActivities.runHook,
     // Between turns, with the run's recorded workspace checked again like every tool call's.
