@@ -72,7 +72,25 @@ export function operatorPaths(options: OperatorPathOptions): OperatorPath[] {
       return p ? [file("the worker's TLS certificate or key", name, p)] : [];
     }),
     file("the worker's SSH keys", '~/.ssh', path.join(os.homedir(), '.ssh'), true),
+    // The CLI runs the Temporal CLI it built there, and the embedded server keeps its database there.
+    file(
+      "durable-agent's cache (the Temporal CLI it runs)",
+      'XDG_CACHE_HOME',
+      path.join(userDir(env, 'XDG_CACHE_HOME', '.cache'), 'durable-agent'),
+      true,
+    ),
+    file(
+      "durable-agent's data (the embedded server's database)",
+      'XDG_DATA_HOME',
+      path.join(userDir(env, 'XDG_DATA_HOME', path.join('.local', 'share')), 'durable-agent'),
+      true,
+    ),
   ];
+}
+
+/** An XDG base directory as the CLI finds it (src/server): the variable, else its default in the home. */
+function userDir(env: NodeJS.ProcessEnv, variable: string, inHome: string): string {
+  return env[variable]?.trim() || path.join(os.homedir(), inHome);
 }
 
 /** The path as configured and as it resolves now (through links, dangling ones included). */

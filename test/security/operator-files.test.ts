@@ -85,7 +85,7 @@ test('a root holding an operator file is named at start, each file with its sett
   ]);
 });
 
-test("the operator's files: settings, MCP configuration, agents, Temporal profile, TLS files, SSH keys; no codec key file", () => {
+test("the operator's files: settings, MCP configuration, agents, Temporal profile, TLS files, SSH keys, cache and data; no codec key file", () => {
   const paths = operatorPaths({
     settingsFile: '/etc/da/settings.json',
     env: {
@@ -103,5 +103,16 @@ test("the operator's files: settings, MCP configuration, agents, Temporal profil
     ['TEMPORAL_CONFIG_FILE', '/etc/da/temporal.toml'],
     ['TEMPORAL_TLS_CLIENT_KEY_PATH', '/etc/da/client.key'],
     ['~/.ssh', path.join(os.homedir(), '.ssh')],
+    ['XDG_CACHE_HOME', path.join(os.homedir(), '.cache', 'durable-agent')],
+    ['XDG_DATA_HOME', path.join(os.homedir(), '.local', 'share', 'durable-agent')],
   ]);
+});
+
+test("durable-agent's cache (the Temporal CLI the CLI runs) and data folders are the operator's too", async () => {
+  const ws = await tempWorkspace('opfiles-cache');
+  const cache = policy({ env: { XDG_CACHE_HOME: path.join(ws, 'cache') } });
+  expect((await refusal(cache, ws)).message).toContain("durable-agent's cache (the Temporal CLI it runs)");
+  const data = policy({ env: { XDG_DATA_HOME: ws } });
+  mkdirSync(path.join(ws, 'durable-agent', 'inner'), { recursive: true });
+  expect((await refusal(data, path.join(ws, 'durable-agent', 'inner'))).message).toContain("durable-agent's data");
 });
