@@ -54,10 +54,11 @@ export async function* followRun(
   const wake = new Wake(signal);
   const partials = new PartialTracker();
   let local: LiveSnapshot | undefined;
-  const localCalls = new Set<string>();
+  /** The newest call whose streams arrive in-process: its heartbeat details add nothing. */
+  let localCall: string | undefined;
   const unwatch = options.partial
     ? watchLocalProgress(handle.workflowId, (progress) => {
-        localCalls.add(progress.call);
+        localCall = progress.call;
         local = progress;
         wake.now();
       })
@@ -81,7 +82,7 @@ export async function* followRun(
         if (options.partial) {
           // Read before the events query: a partial never follows the events of its call's end.
           const snapshot = await liveSnapshotOf(d, handle.client.options.loadedDataConverter);
-          const event = snapshot && !localCalls.has(snapshot.call) ? partials.next(snapshot) : undefined;
+          const event = snapshot && snapshot.call !== localCall ? partials.next(snapshot) : undefined;
           if (event) yield event;
         }
         if (key !== queried && (!open || !taskHoldsEvents(d, key))) {
