@@ -8,7 +8,7 @@
  * property's name says what it wants (`files`, `largest`, `bytes`, `count`, `summary`…), else a
  * placeholder of the right type. The worker checks the answer as it checks any model's.
  */
-import type { MeasuredFile } from './offline';
+import type { MeasuredFile } from './offline-output';
 
 /** What the demo found, for the answer's values. */
 export interface OfflineFacts {
