@@ -134,6 +134,7 @@ export async function reserveCall(
       grant.release();
       // Not awaited: a killed sandbox takes a moment to leave its cgroup, and the answer need not wait.
       void cgroup?.remove();
+      if (options.spare) sparePool.replenish(groups, cgroupLimits);
     },
   };
   return { ok: true, reservation };

@@ -49,10 +49,32 @@ export class SparePool {
 
   /**
    * A spare already in cgroups with these limits, or undefined (none ready: the caller creates the
-   * cgroups and launches as before). Either way a spare for these limits is started for next time.
+   * cgroups and launches as before). Call {@link replenish} once the call has ended.
    */
   take(groups: WorkerCgroup[], limits: CgroupLimits): Spare | undefined {
     if (this.stopped || !groups.length) return undefined;
+    const slot = this.slot(groups, limits);
+    const spare = slot.spare;
+    slot.spare = undefined;
+    if (spare && spare.child.exitCode === null && spare.child.signalCode === null) {
+      setRef(spare, true);
+      return spare;
+    }
+    return undefined;
+  }
+
+  /**
+   * Starts a spare for these limits, when there is none, after the call that took one ended: a
+   * process joining a cgroup holds up forks on the whole machine for the kernel's grace period, so
+   * it is not done while a call is starting its sandbox.
+   */
+  replenish(groups: WorkerCgroup[], limits: CgroupLimits): void {
+    if (this.stopped || !groups.length) return;
+    const slot = this.slot(groups, limits);
+    setImmediate(() => this.fill(slot));
+  }
+
+  private slot(groups: WorkerCgroup[], limits: CgroupLimits): Slot {
     const key = JSON.stringify([groups.map((g) => g.dir), limits]);
     let slot = this.slots.get(key);
     if (!slot) {
@@ -60,15 +82,7 @@ export class SparePool {
       slot = { spare: undefined, groups, limits };
       this.slots.set(key, slot);
     }
-    const spare = slot.spare;
-    slot.spare = undefined;
-    const refill = slot;
-    setImmediate(() => this.fill(refill));
-    if (spare && spare.child.exitCode === null && spare.child.signalCode === null) {
-      setRef(spare, true);
-      return spare;
-    }
-    return undefined;
+    return slot;
   }
 
   /** Ends every spare (the worker stops). */
