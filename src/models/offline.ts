@@ -15,6 +15,7 @@
  * corrective message about that answer is not a new task.
  */
 import type { ContentBlock, Message, ModelRequest, ModelResponse, ToolSpec, Usage } from '../shared/messages';
+import { cutChars } from '../shared/bounds';
 import { OUTPUT_CORRECTION_PREFIX } from '../shared/output-schema';
 import { cancellationFailure } from './errors';
 import {
@@ -384,7 +385,7 @@ function listOrNone(names: string[]): string {
 
 function firstLine(text: string): string {
   const line = text.split('\n').find((l) => l.trim() !== '') ?? '(no output)';
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line.trim();
+  return line.length > 300 ? `${cutChars(line, 300, '')}…` : line.trim();
 }
 
 /** Plausible token counts (about 4 characters a token) so progress output and usage totals move. */

@@ -3,6 +3,7 @@
  * ripgrep's default type definitions for common languages and formats. A type's globs are matched
  * against the file's base name, as ripgrep does.
  */
+import { cutChars } from '../../shared/bounds';
 export const FILE_TYPES: Readonly<Record<string, readonly string[]>> = {
   asm: ['*.asm', '*.[sS]'],
   c: ['*.[chH]', '*.[chH].in', '*.cats'],
@@ -119,6 +120,6 @@ export function fileTypeGlobs(name: string): readonly string[] | undefined {
 
 /** The refusal for an unknown type: names the value and every accepted name. */
 export function unknownFileType(name: string): string {
-  const shown = name.length > 40 ? `${name.slice(0, 40)}…` : name;
+  const shown = name.length > 40 ? `${cutChars(name, 40, '')}…` : name; // never half a surrogate pair
   return `Unknown file type '${shown}'. Accepted types (as ripgrep names them): ${FILE_TYPE_NAMES.join(', ')}.`;
 }

@@ -1,4 +1,5 @@
 import { readSync } from 'node:fs';
+import { cutChars } from '../../shared/bounds';
 import {
   GREP_MAX_COLLECTED_LINES,
   GREP_MAX_LINE_BYTES,
@@ -49,11 +50,11 @@ export class GrepCollector {
     if (shown.length > DISPLAY_BYTES) {
       const length = utf16Length(shown);
       shown = shown.subarray(0, DISPLAY_BYTES);
-      return { lineNumber, text: shown.toString('utf8').slice(0, GREP_MAX_LINE_CHARS), length, isMatch };
+      return { lineNumber, text: cutChars(shown.toString('utf8'), GREP_MAX_LINE_CHARS, ''), length, isMatch };
     }
     const text = shown.toString('utf8');
     if (text.length <= GREP_MAX_LINE_CHARS) return { lineNumber, text, isMatch };
-    return { lineNumber, text: text.slice(0, GREP_MAX_LINE_CHARS), length: text.length, isMatch };
+    return { lineNumber, text: cutChars(text, GREP_MAX_LINE_CHARS, ''), length: text.length, isMatch };
   }
 
   /** Record that `line` goes into the answer; drops its text once enough lines hold text. */
