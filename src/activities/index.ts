@@ -109,7 +109,13 @@ export function createActivities(deps: ActivityDeps) {
   const mcp = createMcpActivities(mcpRuntime, () => defaultWorkspace);
   const toolSpecs = (
     input: Pick<CallModelInput, 'toolNames' | 'extraToolNames' | 'mcpTools' | 'mcpToolsHash' | 'conversation'>,
-  ) => [...deps.tools.specs(input.toolNames), ...deps.tools.specs(input.extraToolNames ?? []), ...mcp.toolSpecs(input)];
+  ) => [
+    // A run may name tools this worker lacks (its `tools` are checked for shape only): left out here,
+    // said at run start (assembleContext's warning), refused by name if the model calls one.
+    ...deps.tools.specs(input.toolNames?.filter((name) => deps.tools.has(name))),
+    ...deps.tools.specs(input.extraToolNames ?? []),
+    ...mcp.toolSpecs(input),
+  ];
 
   async function callModel(input: CallModelInput): Promise<CallModelOutput> {
     const ctx = Context.current();

@@ -148,6 +148,11 @@ const secondsUpTo = (field: string, days: number) =>
     .max(days * 24 * 3600, `${field} must be at most ${days} days`)
     .optional();
 
+/** Longest tool name a run's `tools` may hold (providers allow 64; MCP names get some room). */
+export const MAX_TOOL_NAME_CHARS = 128;
+/** What a name in a run's `tools` looks like; any tool of the worker (built-in, custom, MCP) may be named. */
+const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+
 function buildRunInputSchema() {
   /**
    * Run input, validated at the client and again in the workflow. Unknown keys are rejected so a
@@ -308,11 +313,16 @@ function buildRunInputSchema() {
           ctx.addIssue({ code: 'custom', path: ['tools', i], message: `tool '${name}' is listed twice` });
         }
         seen.add(name);
-        if (!(BUILTIN_TOOL_NAMES as readonly string[]).includes(name) && name !== TASK_TOOL_NAME) {
+        // Any tool the worker has may be named: built-in, custom (`defineTool`) or MCP (`mcp__server__tool`).
+        // Which ones a worker has is known only there: a name it lacks is said at run start, as a notice.
+        if (!TOOL_NAME_PATTERN.test(name)) {
           ctx.addIssue({
             code: 'custom',
             path: ['tools', i],
-            message: `unknown tool '${name}'; available tools: ${[...BUILTIN_TOOL_NAMES, TASK_TOOL_NAME].join(', ')}`,
+            message:
+              `tool name '${name.slice(0, 80)}' is not a tool name: 1-${MAX_TOOL_NAME_CHARS} letters, digits, '_', '-' ` +
+              `or '.' (a built-in tool such as ${BUILTIN_TOOL_NAMES.slice(0, 3).join(', ')}, ${TASK_TOOL_NAME}, ` +
+              'a custom tool of the worker, or an MCP tool mcp__<server>__<tool>)',
           });
         }
       }

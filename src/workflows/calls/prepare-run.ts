@@ -5,6 +5,7 @@ import { cutChars, utf8Length } from '../../shared/bounds';
 import { ErrorTypes } from '../../shared/constants';
 import { DONE_TOOL_NAME } from '../../shared/run';
 import type { Run } from '../run/run';
+import { workerToolNames } from '../run/settings';
 import type { McpTools } from './mcp-tools';
 import type { RunContext } from '../run/run-state';
 import { agentActivities } from './activity-proxy';
@@ -67,7 +68,7 @@ export function prepareInput(run: Run): PrepareRunInput {
   return {
     context: {
       ...(input.workspace ? { workspace: input.workspace } : {}),
-      ...(input.tools ? { toolNames: input.tools } : {}),
+      ...(input.tools ? { toolNames: workerToolNames(input.tools) } : {}),
       ...(settings.requireDone ? { extraToolNames: [DONE_TOOL_NAME] } : {}),
       startedAt: new Date(Date.now()).toISOString(),
       ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),

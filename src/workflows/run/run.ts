@@ -1,13 +1,7 @@
 import { CancellationScope, workflowInfo } from '@temporalio/workflow';
 import type { PrepareRunInput } from '../../shared/activity-io';
 import type { ModelResponse } from '../../shared/messages';
-import {
-  BUILTIN_TOOL_NAMES,
-  DONE_TOOL_NAME,
-  type AgentRunInput,
-  type RunContinuation,
-  type RunEventInput,
-} from '../../shared/run';
+import { DONE_TOOL_NAME, type AgentRunInput, type RunContinuation, type RunEventInput } from '../../shared/run';
 import { hasKnownPrice } from '../../shared/pricing';
 import { AnswerCheck } from '../calls/answer-check';
 import { Hooks } from '../calls/hooks';
@@ -18,7 +12,7 @@ import { ToolCalls } from '../calls/tool-calls';
 import { joinTree, subagentPlan, type SubagentPlan, type SubagentTree, type TreeBudget } from '../subagents';
 import { Approvals } from './approvals';
 import { RunState } from './run-state';
-import { settingsOf, validatedInput, type ParsedInput, type RunSettings } from './settings';
+import { settingsOf, validatedInput, workerToolNames, type ParsedInput, type RunSettings } from './settings';
 import { StatusBoard } from './status';
 
 /**
@@ -107,8 +101,9 @@ export class Run {
       {
         model,
         system: input.systemPrompt,
-        // Under the text protocol the model is shown exactly the tools the run lets it call.
-        toolNames: textTools ? [...(input.tools ?? BUILTIN_TOOL_NAMES)] : input.tools,
+        // The worker's tools the run names (MCP tools travel apart: calls/mcp-tools.ts); without a list,
+        // every tool of the worker, custom ones included, under either protocol.
+        toolNames: workerToolNames(input.tools),
         extraToolNames: requireDone ? [DONE_TOOL_NAME] : undefined,
         maxTokens: settings.maxTokens,
         ...(textTools ? { toolProtocol: 'xml' as const } : {}),

@@ -66,6 +66,11 @@ export function settingsOf(input: ParsedInput) {
     softCapBytes: Math.min(compactAt, Math.floor(MAX_CONVERSATION_BYTES * 0.75)),
     session: input.session ?? false,
     requireDone,
+    /**
+     * Under the text protocol without a tool list, the worker offers all its tools (custom ones too),
+     * which the workflow does not know by name: any name parses, and the worker answers one it lacks.
+     */
+    openTextTools: input.toolProtocol === 'xml' && input.tools === undefined,
     /** Tools the model may call under the text protocol (`toolProtocol: 'xml'`); undefined: native tool calls. */
     textTools:
       input.toolProtocol === 'xml'
@@ -101,3 +106,8 @@ function permissionOfServer(permissions: Record<string, Permission> | undefined,
 }
 
 export type RunSettings = ReturnType<typeof settingsOf>;
+
+/** A run's `tools` as the worker's registry takes them: MCP names left out (the run's MCP tools are offered apart). */
+export function workerToolNames(tools: readonly string[] | undefined): string[] | undefined {
+  return tools?.filter((name) => !name.startsWith('mcp__'));
+}

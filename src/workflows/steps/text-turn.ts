@@ -16,9 +16,9 @@ export async function textToolTurn(
 ): Promise<{ exit: LoopExit | undefined } | { answer: string }> {
   const { state, emit } = run;
   const { conversation } = state;
-  const { textTools, requireDone } = run.settings;
+  const { textTools, requireDone, openTextTools } = run.settings;
   // The run's MCP tools may be called too (they change between turns).
-  const parsed = parseBoundedReply(text, [...(textTools ?? []), ...run.mcp.names()]);
+  const parsed = parseBoundedReply(text, [...(textTools ?? []), ...run.mcp.names()], openTextTools);
   // The model's words only (its thought before a block); the call itself is narrated as a tool call.
   // A final reply is the answer, unless only `done` may end the run: then it is narrated as text.
   const prose = parsed.kind === 'final' ? (requireDone ? parsed.text : '') : replyProse(text);

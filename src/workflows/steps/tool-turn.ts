@@ -107,9 +107,23 @@ function refusal(run: Run, name: string): string | undefined {
   if (mcpUnknown !== undefined) return mcpUnknown;
   // Only tools enabled for this run may run, whatever the model asks for.
   if (input.tools && !input.tools.includes(name) && !mcp.has(name)) {
-    return `Error: Tool '${name}' not found. Available tools: ${input.tools.join(', ')}.`;
+    return `Error: Tool '${name}' not found. Unknown tool; this run's tools are: ${runToolNames(run).join(', ') || '(none)'}.`;
   }
   return undefined;
+}
+
+/** The tools a run with a tool list has: its list (MCP names the run does not offer left out), `task`, `done`, its MCP tools. */
+function runToolNames(run: Run): string[] {
+  const { input, mcp, settings, tree } = run;
+  const listed = (input.tools ?? []).filter((name) => !name.startsWith('mcp__') || mcp.has(name));
+  return [
+    ...new Set([
+      ...listed,
+      ...(tree ? [TASK_TOOL_NAME] : []),
+      ...(settings.requireDone ? [DONE_TOOL_NAME] : []),
+      ...mcp.names(),
+    ]),
+  ];
 }
 
 /**
