@@ -8,6 +8,9 @@ import type { Endpoint } from './connection';
 import { expandConfig } from './expand';
 import { inUnsafe, operatorCwd, operatorEnv } from './operator-launch';
 
+/** Expands, in an operator server's configuration, to the run's workspace (its real path). */
+export const WORKSPACE_VARIABLE = 'DURABLE_AGENT_WORKSPACE';
+
 export interface EndpointContext {
   source: McpSource;
   workspace: string;
@@ -40,7 +43,8 @@ export function resolveEndpoint(
   c: EndpointContext,
 ): { ok: true; endpoint: Endpoint; sandboxed: boolean } | { ok: false; error: string } {
   const trusted = c.source !== 'workspace';
-  const expanded = expandConfig(config, trusted ? c.env : {});
+  // An operator server that needs the run's workspace names it: it never starts there (operator-launch.ts).
+  const expanded = expandConfig(config, trusted ? { ...c.env, [WORKSPACE_VARIABLE]: c.workspace } : {});
   if (!expanded.ok) {
     return {
       ok: false,

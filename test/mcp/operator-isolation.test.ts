@@ -208,3 +208,38 @@ test("a run's server whose preferred directory is a root starts in a private emp
   expect(path.basename(seen.cwd)).toMatch(/^durable-agent-mcp-/);
   expect(await fs.readdir(seen.cwd)).toEqual([]);
 });
+
+test('an operator server that needs the workspace names it as ${DURABLE_AGENT_WORKSPACE}', async () => {
+  await fs.writeFile(path.join(workspace, 'hello.txt'), 'hello from the workspace\n');
+  const bin = path.join(__dirname, '..', '..', 'node_modules', '.bin', 'mcp-server-filesystem');
+  const r = runtime();
+  const { servers } = await r.listForRun({
+    runServers: { files: { command: bin, args: ['${DURABLE_AGENT_WORKSPACE}'] } },
+    workspace,
+    network: false,
+  });
+  expect(servers[0]!.error).toBeUndefined();
+  // What the run records is the configuration as written.
+  expect(servers[0]!.config).toEqual({ command: bin, args: ['${DURABLE_AGENT_WORKSPACE}'] });
+  const read = servers[0]!.tools.find((t) => t.tool === 'read_text_file')!;
+  const result = await r.call(
+    {
+      server: 'files',
+      tool: read.tool,
+      source: 'run',
+      config: servers[0]!.config!,
+      sideEffect: read.sideEffect,
+      toolsHash: servers[0]!.toolsHash,
+    },
+    { path: path.join(workspace, 'hello.txt') },
+    {
+      workspace,
+      network: false,
+      toolUseId: 't',
+      signal: new AbortController().signal,
+      heartbeat: () => {},
+      timeoutMs: 10_000,
+    },
+  );
+  expect(result).toEqual({ content: 'hello from the workspace\n', isError: false });
+});
