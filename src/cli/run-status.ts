@@ -1,7 +1,14 @@
 import type { Client, WorkflowExecutionDescription, WorkflowExecutionInfo } from '@temporalio/client';
 import { RunEndedError, getRun, queryState, runResult } from '../client';
 import type { AgentRunResult, AgentRunState, Usage } from '../shared';
-import { STATUS_QUERY_PATIENCE_MS, serverRecord, serverRecordNote, type ServerRecord } from './server-record';
+import {
+  STATUS_ANSWER_BUDGET_MS,
+  STATUS_QUERY_MIN_PATIENCE_MS,
+  STATUS_QUERY_PATIENCE_MS,
+  serverRecord,
+  serverRecordNote,
+  type ServerRecord,
+} from './server-record';
 import {
   TERMINAL_STATUSES,
   costSearchAttribute,
@@ -120,7 +127,8 @@ export function isLive(report: RunStatusReport): report is LiveRunStatusReport {
 export interface RunStatusOptions {
   /**
    * How long an open run's `state` query may take before the server's record stands in (the query needs
-   * the run's worker, and waits behind a busy one). Default `STATUS_QUERY_PATIENCE_MS`.
+   * the run's worker, and waits behind a busy one). Default: what is left of `STATUS_ANSWER_BUDGET_MS`
+   * after the describe, between `STATUS_QUERY_MIN_PATIENCE_MS` and `STATUS_QUERY_PATIENCE_MS`.
    */
   queryTimeoutMs?: number;
 }
@@ -132,6 +140,7 @@ export interface RunStatusOptions {
  */
 export async function runStatus(client: Client, workflowId: string, options: RunStatusOptions = {}) {
   // Without a run id, describe answers for the latest execution: the end of a continue-as-new chain.
+  const started = Date.now();
   const description = await getRun(client, workflowId).describe();
   const executionStatus = description.status.name;
   const figures = indexedFigures(description);
@@ -147,7 +156,11 @@ export async function runStatus(client: Client, workflowId: string, options: Run
     startTime: description.startTime.toISOString(),
     closeTime: description.closeTime ? description.closeTime.toISOString() : null,
   };
-  if (executionStatus === 'RUNNING') return openRunStatus(client, description, base, options);
+  if (executionStatus === 'RUNNING') {
+    const left = STATUS_ANSWER_BUDGET_MS - (Date.now() - started);
+    const patience = Math.min(STATUS_QUERY_PATIENCE_MS, Math.max(STATUS_QUERY_MIN_PATIENCE_MS, left));
+    return openRunStatus(client, description, base, options.queryTimeoutMs ?? patience);
+  }
   return closedRunStatus(client, description, base);
 }
 
@@ -155,10 +168,9 @@ async function openRunStatus(
   client: Client,
   description: WorkflowExecutionDescription,
   base: RunStatusReport,
-  options: RunStatusOptions,
+  patience: number,
 ): Promise<RunStatusReport> {
   const handle = client.workflow.getHandle(description.workflowId, description.runId);
-  const patience = options.queryTimeoutMs ?? STATUS_QUERY_PATIENCE_MS;
   const deadline = Date.now() + patience;
   let why: string | undefined;
   try {

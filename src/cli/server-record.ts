@@ -10,8 +10,15 @@ import { visibleLine } from './terminal-text';
  * shows this when the run's own answer (the `state` query) would wait behind a busy worker.
  */
 
-/** How long `status` waits for the run's own answer before the server's record stands in. */
+/**
+ * How long `status` waits for the run's own answer before the server's record stands in: what is left
+ * of STATUS_ANSWER_BUDGET_MS once the run is described, between these two bounds. A worker with time for
+ * the query answers within tens of milliseconds; a busy one takes seconds, so waiting longer buys little.
+ */
 export const STATUS_QUERY_PATIENCE_MS = 300;
+export const STATUS_QUERY_MIN_PATIENCE_MS = 100;
+/** What `status` aims to answer an open run within (describe, then the query), under the 0.5 s of issue 44. */
+export const STATUS_ANSWER_BUDGET_MS = 350;
 /** `status --live`: how long it waits for the run's own answer (then the server's record stands in). */
 export const STATUS_LIVE_TIMEOUT_MS = 10_000;
 /** A workflow task pending longer than this is named in the note: maybe no worker polls. */

@@ -38,12 +38,12 @@ test('status of a run no worker answers for comes back within a second or so, fr
     const took = Date.now() - started;
     expect(out.code).toBe(0);
     // Process start and connection included; the run's own answer would have been waited for 10 s.
-    expect(took).toBeLessThan(5_000);
+    expect(took).toBeLessThan(8_000);
     const report = JSON.parse(out.stdout) as Awaited<ReturnType<typeof runStatus>>;
     expect(report).toMatchObject({ status: 'running', executionStatus: 'RUNNING', source: 'search-attributes' });
     expect(report.server?.workflowTaskPendingSince).toEqual(expect.any(String));
     expect(Date.parse(report.server!.asOf)).toBeGreaterThanOrEqual(started - 1000);
-    expect(report.note).toMatch(/did not answer within 300 ms.*server's record at \d\d:\d\d:\d\d UTC.*status --live/);
+    expect(report.note).toMatch(/did not answer within \d+ ms.*server's record at \d\d:\d\d:\d\d UTC.*status --live/);
 
     const shown = await durableAgent(['status', workflowId]);
     expect(shown.stdout).toMatch(/^as of +\d\d:\d\d:\d\d UTC \(the server's record\)$/m);
