@@ -3,8 +3,10 @@
  * in the same run, interleaved call by call so that the machine's load hits both alike. The issue's
  * target: at most 20 ms added per call.
  *
- * Alone: `npx tsc -p tsconfig.build.json && node dist/bench/sandbox-figure.js [calls]`
- * or `npm run bench -- --only=sandbox`.
+ * Alone: `npx tsc -p tsconfig.build.json && node dist/bench/sandbox-figure.js [calls] [--before=DIR]`
+ * or `npm run bench -- --only=sandbox`. `--before=DIR` names another build's output directory (the
+ * `dist` of an earlier commit): its sandboxed bash tool runs in the same loop, call by call with the
+ * others, so that a change is measured under the same load as what it replaces.
  */
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
@@ -30,15 +32,26 @@ export interface SandboxFigure {
   targetMs: number;
   /** Set when bwrap cannot run here: then only the unsandboxed row is measured. */
   unavailable?: string;
+  /** With `--before`: the other build's sandboxed calls, and its median minus the unsandboxed one. */
+  before?: { dir: string; sandboxed: Distribution; addedMedianMs: number };
 }
 
+type BashTool = ReturnType<typeof createBashTool>;
+
 /** Runs `calls` bash calls of each kind, alternating, and returns their distributions. */
-export async function measureSandbox(calls = DEFAULT_CALLS): Promise<SandboxFigure> {
+export async function measureSandbox(calls = DEFAULT_CALLS, beforeDir?: string): Promise<SandboxFigure> {
   const workspace = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'da-bench-sandbox-')));
   const status = detectSandbox({ DURABLE_AGENT_SANDBOX: 'bwrap' });
-  const tools = { off: createBashTool({ sandbox: 'off' }), bwrap: createBashTool({ sandbox: 'bwrap' }) };
-  const times: Record<'off' | 'bwrap', number[]> = { off: [], bwrap: [] };
-  const modes = status.mode === 'bwrap' ? (['off', 'bwrap'] as const) : (['off'] as const);
+  const tools: Record<'off' | 'bwrap' | 'before', BashTool | undefined> = {
+    off: createBashTool({ sandbox: 'off' }),
+    bwrap: createBashTool({ sandbox: 'bwrap' }),
+    before: beforeDir ? beforeTool(beforeDir) : undefined,
+  };
+  const times: Record<'off' | 'bwrap' | 'before', number[]> = { off: [], bwrap: [], before: [] };
+  const modes =
+    status.mode === 'bwrap'
+      ? (['off', 'bwrap', ...(beforeDir ? ['before' as const] : [])] as const)
+      : (['off'] as const);
   try {
     for (let i = 0; i < WARMUP_CALLS + calls; i++) {
       for (const mode of i % 2 ? [...modes].reverse() : modes) {
@@ -49,7 +62,7 @@ export async function measureSandbox(calls = DEFAULT_CALLS): Promise<SandboxFigu
           toolUseId: `bench_${i}`,
         };
         const started = performance.now();
-        const result = await tools[mode].execute({ command: COMMAND }, ctx);
+        const result = await (tools[mode] as BashTool).execute({ command: COMMAND }, ctx);
         const elapsed = performance.now() - started;
         const content = typeof result === 'string' ? result : result.content;
         if (!content.includes('done')) throw new Error(`bash (${mode}) did not run the command: ${content}`);
@@ -69,7 +82,23 @@ export async function measureSandbox(calls = DEFAULT_CALLS): Promise<SandboxFigu
     addedMedianMs: sandboxed.median - unsandboxed.median,
     targetMs: SANDBOX_TARGET_MS,
     ...(status.mode === 'bwrap' ? {} : { unavailable: status.detail }),
+    ...(beforeDir && times.before.length
+      ? {
+          before: {
+            dir: beforeDir,
+            sandboxed: distribution(times.before),
+            addedMedianMs: distribution(times.before).median - unsandboxed.median,
+          },
+        }
+      : {}),
   };
+}
+
+/** The sandboxed bash tool of another build (`--before=DIR`: that build's output directory). */
+function beforeTool(dir: string): BashTool {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const other = require(path.resolve(dir, 'src', 'tools')) as { createBashTool: typeof createBashTool };
+  return other.createBashTool({ sandbox: 'bwrap' });
 }
 
 /** The figure as report lines. */
@@ -81,8 +110,12 @@ export function formatSandboxFigure(figure: SandboxFigure): string[] {
       ['mode', 'n', 'median', 'p95', 'mean'],
       row('unsandboxed (DURABLE_AGENT_SANDBOX=off)', figure.unsandboxed),
       row('bubblewrap sandbox (default)', figure.sandboxed),
+      ...(figure.before ? [row(`bubblewrap sandbox, build in ${figure.before.dir}`, figure.before.sandboxed)] : []),
     ]),
   ];
+  if (figure.before) {
+    lines.push(`Added per call (median) by the build in ${figure.before.dir}: ${ms(figure.before.addedMedianMs)} ms.`);
+  }
   if (figure.unavailable) lines.push(`Sandbox not measured: ${figure.unavailable}`);
   else {
     const met = figure.addedMedianMs <= figure.targetMs ? 'met' : 'NOT met';
@@ -92,8 +125,10 @@ export function formatSandboxFigure(figure: SandboxFigure): string[] {
 }
 
 if (require.main === module) {
-  const calls = Number(process.argv[2] ?? DEFAULT_CALLS);
-  measureSandbox(Number.isInteger(calls) && calls > 0 ? calls : DEFAULT_CALLS).then(
+  const args = process.argv.slice(2);
+  const before = args.find((a) => a.startsWith('--before='))?.slice('--before='.length);
+  const calls = Number(args.find((a) => !a.startsWith('--')) ?? DEFAULT_CALLS);
+  measureSandbox(Number.isInteger(calls) && calls > 0 ? calls : DEFAULT_CALLS, before).then(
     (figure) => {
       process.stdout.write(`${formatSandboxFigure(figure).join('\n')}\n`);
       process.exit(0);
