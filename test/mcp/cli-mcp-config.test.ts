@@ -69,12 +69,12 @@ test('--mcp-config with a missing file or an unsupported transport exits 2 namin
   );
   expect(missing.code).toBe(2);
   expect(missing.stderr).toContain('nope.json does not exist');
-  const sse = path.join(workspace, 'sse.json');
-  await fs.writeFile(sse, JSON.stringify({ mcpServers: { old: { type: 'sse', url: 'http://x' } } }));
-  const refused = await durableAgent(['run', 'x', '--mcp-config', sse, ...runArgs(`mcp-cli-${tag}-b`)], { taskQueue });
+  const grpc = path.join(workspace, 'grpc.json');
+  await fs.writeFile(grpc, JSON.stringify({ mcpServers: { old: { type: 'grpc', url: 'http://x' } } }));
+  const refused = await durableAgent(['run', 'x', '--mcp-config', grpc, ...runArgs(`mcp-cli-${tag}-b`)], { taskQueue });
   expect(refused.code).toBe(2);
   expect(refused.stderr).toContain(
-    `transport 'sse' is not supported; use stdio ({command, args, env}) or "http" (Streamable HTTP)`,
+    `transport 'grpc' is not supported; use stdio ({command, args, env}) or "http" (Streamable HTTP)`,
   );
   const badName = path.join(workspace, 'name.json');
   await fs.writeFile(badName, JSON.stringify({ mcpServers: { a__b: { command: 'x' } } }));
@@ -82,5 +82,28 @@ test('--mcp-config with a missing file or an unsupported transport exits 2 namin
     taskQueue,
   });
   expect(named.code).toBe(2);
-  expect(named.stderr).toContain('a server name is 1-40 letters, digits, _ or - (no "__")');
+  expect(named.stderr).toContain('a server name is 1-40 letters, digits, _ or - (no "__"');
+});
+
+test("--mcp-config with a Claude Code file's sse server: that server is skipped with a warning, the others sent", async () => {
+  const file = path.join(workspace, 'with-sse.json');
+  const kept = { command: 'node', args: ['server.js'] };
+  await fs.writeFile(file, JSON.stringify({ mcpServers: { old: { type: 'sse', url: 'http://x/sse' }, kept } }));
+  const id = `mcp-cli-${tag}-sse`;
+  const out = await durableAgent(['run', 'x', '--mcp-config', file, ...runArgs(id), '--detach'], {
+    taskQueue: uniqueQueue('mcp-cli-sse'),
+  });
+  try {
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain("server 'old' is skipped: transport 'sse' is not supported");
+    const history = await env.client.workflow.getHandle(id).fetchHistory();
+    const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    const input = JSON.parse(Buffer.from(payload?.data ?? []).toString('utf8')) as AgentRunInput;
+    expect(input.mcpServers).toEqual({ kept });
+  } finally {
+    await env.client.workflow
+      .getHandle(id)
+      .terminate('test over')
+      .catch(() => undefined);
+  }
 });
