@@ -88,3 +88,29 @@ test('an interrupt while run start lists a server that never answers ends the ru
   }
   expect(model.requests).toHaveLength(0);
 });
+
+test('a cancel while run start lists a server that never answers ends the run within seconds', async () => {
+  const started = path.join(suite.workspace, '..', `${path.basename(suite.workspace)}-silent-cancel`);
+  const silent = {
+    command: process.execPath,
+    args: ['-e', `require('node:fs').writeFileSync(${JSON.stringify(started)}, ''); process.stdin.resume();`],
+  };
+  runtime = createMcpRuntime({ connectTimeoutMs: 45_000 });
+  const model = new ScriptedModel([text('never')]);
+  try {
+    await withWorker(suite.env, { model, deps: { mcp: runtime } }, async (tq) => {
+      const h = await start(tq, { mcpServers: { silent } });
+      const deadline = Date.now() + 20_000;
+      while (!existsSync(started) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(existsSync(started)).toBe(true);
+      const cancelledAt = Date.now();
+      await h.cancel();
+      await h.result().catch(() => undefined);
+      expect((await h.describe()).status.name).toBe('CANCELLED');
+      expect(Date.now() - cancelledAt).toBeLessThan(8_000);
+    });
+  } finally {
+    await fs.rm(started, { force: true });
+  }
+  expect(model.requests).toHaveLength(0);
+});
