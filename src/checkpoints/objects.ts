@@ -1,0 +1,173 @@
+import { randomBytes } from 'node:crypto';
+import { constants, promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { isCheckpointId, isContentHash } from './manifest';
+import { DEFAULT_CHECKPOINT_LIMITS } from './record';
+import { CheckpointMissingError, sha256, type CheckpointStore } from './store';
+
+/**
+ * The byte level under a checkpoint store: named objects, written once, read back bounded. A
+ * {@link VerifiedStore} (plaintext) or an `EncryptedStore` turns one into a {@link CheckpointStore};
+ * the name is always the plaintext's hash, so content-addressed dedupe works whatever the bytes are.
+ */
+export type ObjectKind = 'blob' | 'manifest';
+
+export interface ObjectStore {
+  readonly description: string;
+  has(kind: ObjectKind, name: string): Promise<boolean>;
+  /** Write-once: when an object of that name exists this does nothing (equal names hold equal plaintext). */
+  put(kind: ObjectKind, name: string, bytes: Buffer): Promise<void>;
+  /** The object's bytes; `CheckpointMissingError` when there is none; an error when it is over `maxBytes`. */
+  get(kind: ObjectKind, name: string, maxBytes: number): Promise<Buffer>;
+}
+
+/** The largest object a read accepts, per kind, before any decoding. */
+export interface ObjectBounds {
+  blob: number;
+  manifest: number;
+}
+
+/**
+ * Default read bounds: a blob is at most one recorded file (the default per-file limit); a manifest
+ * of the default 100,000 entries is some tens of MB, and 256 MiB leaves room for larger limits.
+ */
+export const DEFAULT_OBJECT_BOUNDS: ObjectBounds = {
+  blob: DEFAULT_CHECKPOINT_LIMITS.maxFileBytes,
+  manifest: 256 * 1024 * 1024,
+};
+
+export const WHAT: Record<ObjectKind, string> = { blob: 'file content', manifest: 'checkpoint' };
+
+export function checkName(kind: ObjectKind, name: string): void {
+  const ok = kind === 'blob' ? isContentHash(name) : isCheckpointId(name);
+  if (!ok) throw new Error(`'${String(name).slice(0, 80)}' is not a ${WHAT[kind]} name (64 hex digits).`);
+}
+
+export function tooLarge(description: string, kind: ObjectKind, name: string, size: number, max: number): Error {
+  return new Error(
+    `The checkpoint store ${description} holds ${WHAT[kind]} ${name} of ${size} bytes, over the ${max}-byte bound: refusing to read it.`,
+  );
+}
+
+/** Plaintext objects checked against their names: the bytes must hash to the name on write and on read. */
+export class VerifiedStore implements CheckpointStore {
+  readonly description: string;
+
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly bounds: ObjectBounds = DEFAULT_OBJECT_BOUNDS,
+  ) {
+    this.description = objects.description;
+  }
+
+  hasBlob(hash: string): Promise<boolean> {
+    checkName('blob', hash);
+    return this.objects.has('blob', hash);
+  }
+
+  putBlob(hash: string, data: Buffer): Promise<void> {
+    return this.put('blob', hash, data);
+  }
+
+  getBlob(hash: string): Promise<Buffer> {
+    return this.get('blob', hash);
+  }
+
+  putManifest(id: string, bytes: Buffer): Promise<void> {
+    return this.put('manifest', id, bytes);
+  }
+
+  getManifest(id: string): Promise<Buffer> {
+    return this.get('manifest', id);
+  }
+
+  private async put(kind: ObjectKind, name: string, bytes: Buffer): Promise<void> {
+    checkName(kind, name);
+    if (sha256(bytes) !== name) throw new Error(`Refusing to store ${WHAT[kind]} ${name}: its bytes hash otherwise.`);
+    await this.objects.put(kind, name, bytes);
+  }
+
+  private async get(kind: ObjectKind, name: string): Promise<Buffer> {
+    checkName(kind, name);
+    const bytes = await this.objects.get(kind, name, this.bounds[kind]);
+    if (sha256(bytes) !== name) {
+      throw new Error(`The checkpoint store's ${WHAT[kind]} ${name} is corrupt or was altered (its hash differs).`);
+    }
+    return bytes;
+  }
+}
+
+/**
+ * Objects in a directory, in the embedded `DirectoryStore`'s layout (`blobs/ab/<hash>`,
+ * `manifests/<id>.json`), so an encrypted store over the same directory still reads what was stored
+ * before encryption was turned on. Written to a temporary name and renamed into place.
+ */
+export class DirectoryObjects implements ObjectStore {
+  readonly description: string;
+
+  constructor(readonly root: string) {
+    this.description = `directory ${root}`;
+  }
+
+  private file(kind: ObjectKind, name: string): string {
+    checkName(kind, name);
+    return kind === 'blob'
+      ? path.join(this.root, 'blobs', name.slice(0, 2), name)
+      : path.join(this.root, 'manifests', `${name}.json`);
+  }
+
+  async has(kind: ObjectKind, name: string): Promise<boolean> {
+    try {
+      await fs.access(this.file(kind, name));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async put(kind: ObjectKind, name: string, bytes: Buffer): Promise<void> {
+    const target = this.file(kind, name);
+    if (await this.has(kind, name)) return;
+    await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+    const temp = `${target}.tmp-${randomBytes(6).toString('hex')}`;
+    const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    try {
+      await handle.writeFile(bytes);
+      if (kind === 'manifest') await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await fs.rename(temp, target);
+    } catch (error) {
+      await fs.unlink(temp).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async get(kind: ObjectKind, name: string, maxBytes: number): Promise<Buffer> {
+    const file = this.file(kind, name);
+    let handle: fs.FileHandle;
+    try {
+      handle = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new CheckpointMissingError(WHAT[kind], name);
+      throw error;
+    }
+    try {
+      const { size } = await handle.stat();
+      if (size > maxBytes) throw tooLarge(this.description, kind, name, size, maxBytes);
+      const buffer = Buffer.alloc(size + 1);
+      let read = 0;
+      while (read < buffer.length) {
+        const { bytesRead } = await handle.read(buffer, read, buffer.length - read, read);
+        if (bytesRead === 0) break;
+        read += bytesRead;
+      }
+      if (read > maxBytes) throw tooLarge(this.description, kind, name, read, maxBytes);
+      return buffer.subarray(0, read);
+    } finally {
+      await handle.close();
+    }
+  }
+}
