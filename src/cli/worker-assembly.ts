@@ -1,6 +1,7 @@
 import type { NativeConnection } from '@temporalio/worker';
 import type { ActivityDeps } from '../activities';
 import type { TemporalConfig } from '../config';
+import { DEBUG_ENV } from '../telemetry/debug-log';
 import { shutdownTelemetryFromEnv } from '../telemetry/from-env';
 import {
   type AgentWorker,
@@ -11,7 +12,7 @@ import {
 } from '../worker';
 
 /** The environment variable a worker reads for its per-iteration debug lines; `--debug` sets it. */
-export const DEBUG_ENV = 'DURABLE_AGENT_DEBUG';
+export { DEBUG_ENV };
 
 /**
  * What a worker the CLI runs is made of: `durable-agent worker` and `run`'s inline worker are both
