@@ -7,12 +7,15 @@
  * Each hog stops by itself at 1.5 GiB, so that on code without the bound the test fails instead
  * of taking the machine down.
  */
+import { spawnSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { createMcpRuntime, type McpRuntime } from '../../src/mcp';
 import type { McpCallRef, McpServerListing } from '../../src/shared/mcp';
 import { hasMemoryCgroup } from '../../src/sandbox/cgroup';
-import { sandboxStatus, TmpfsBudget } from '../../src/sandbox';
+import { bwrapProcessEnv, findBwrap, sandboxStatus, TmpfsBudget } from '../../src/sandbox';
+import { sandboxedShellArgs } from '../../src/sandbox/spawn';
+import { holdWorkspace } from '../../src/tools/held-workspace';
 
 import { createBashTool, ToolRegistry } from '../../src/tools';
 import { group, makeHookBench } from '../hooks/helpers';
@@ -144,5 +147,27 @@ maybe('a workspace MCP server within its memory limit', () => {
     // Its share of the budget came back with it.
     await runtime.close();
     expect(budget.inUse).toBe(0);
+  });
+});
+
+maybe('without a memory cgroup: RLIMIT_DATA per process', () => {
+  test('the launcher sets it before bubblewrap starts, and an allocation past it fails', async () => {
+    const workspace = await tempWorkspace('memory-rlimit');
+    const held = await holdWorkspace(workspace);
+    try {
+      const args = sandboxedShellArgs(`ulimit -d; ${HOG}; echo "after: $?"`, findBwrap() as string, {
+        workspace: held.path,
+        workspaceSource: held.source,
+        network: false,
+        limits: { maxProcesses: 64, tmpBytes: 16 * MIB, shmBytes: 4 * MIB, dataBytes: LIMIT },
+      });
+      const result = spawnSync('/bin/bash', args, { cwd: '/', env: bwrapProcessEnv(), encoding: 'utf8' });
+      expect(result.stdout).toMatch(new RegExp(`^${LIMIT / 1024}\\n`));
+      expect(result.stdout).not.toContain('grew to 1536 MiB');
+      expect(result.stdout).toMatch(/after: 1/);
+      expect(result.stderr).toMatch(/MemoryError/);
+    } finally {
+      await held.close();
+    }
   });
 });
