@@ -54,7 +54,12 @@ export function toChatParams(request: ModelRequest, maxTokensField: MaxTokensFie
     }));
     const choice = request.toolChoice;
     if (choice) {
-      params.tool_choice = choice.type === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.type;
+      params.tool_choice =
+        choice.type === 'tool'
+          ? { type: 'function', function: { name: choice.name } }
+          : choice.type === 'any'
+            ? 'required'
+            : choice.type;
     }
   }
   if (request.outputSchema) {

@@ -56,7 +56,7 @@ export interface ToolSpec {
 }
 
 /** `tool`: the model must call the named tool (not every model allows it). */
-export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'tool'; name: string };
+export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'any' } | { type: 'tool'; name: string };
 
 /** What a model provider receives. Tool definitions are resolved on the worker from `toolNames`. */
 export interface ModelRequest {

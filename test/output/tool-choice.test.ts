@@ -1,9 +1,8 @@
 /**
  * The run input's `toolChoice` on the real server, seen at the fake APIs: `none` on every call, a
- * forced tool on the first call only, refused for the models that reject forcing and when no such tool is offered.
+ * forced tool (or `any`) until the model has called it, asked for in words from the models that reject
+ * forcing, and refused when no such tool is offered.
  */
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { AnthropicProvider } from '../../src/models/anthropic';
 import { OpenAIProvider } from '../../src/models/openai';
 import { WORKFLOW_TYPE, parseRunInput, type AgentRunInput } from '../../src/shared';
@@ -45,19 +44,39 @@ test("toolChoice 'none' holds for every call", async () => {
   expect(t.fake.requests[0]!.body.tool_choice).toEqual({ type: 'none' });
 });
 
-test('a 5.5-generation model refuses a forced tool at start, with a readable message', async () => {
+test("'any' (and its alias 'required') asks for a tool call until the model has made one", async () => {
+  t.fake.enqueue(message([globCall]), message('Nothing here.'));
+  const result = await run({ toolChoice: 'required' }, anthropic());
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Nothing here.' });
+  expect(t.fake.requests.map((r) => r.body.tool_choice)).toEqual([{ type: 'any' }, { type: 'auto' }]);
+});
+
+test("in done-tool mode 'any' holds on every call: the run ends only with done", async () => {
+  const doneCall = { type: 'tool_use', id: 'toolu_2', name: 'done', input: { summary: 'Nothing here.' } };
+  t.fake.enqueue(message([globCall]), message([doneCall]));
+  const result = await run({ toolChoice: 'any', requireDoneTool: true }, anthropic());
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Nothing here.' });
+  expect(t.fake.requests.map((r) => r.body.tool_choice)).toEqual([{ type: 'any' }, { type: 'any' }]);
+});
+
+test('a 5.5-generation model is not refused a forced tool: an answer without the call is met with a request to make it', async () => {
+  t.fake.enqueue(message('I will just answer.'), message([globCall]), message('Nothing here.'));
   const result = await run({ model: 'claude-sonnet-5-5', toolChoice: { type: 'tool', name: 'glob' } }, anthropic());
-  expect(result).toBeInstanceOf(WorkflowFailedError);
-  const cause = (result as WorkflowFailedError).cause as ApplicationFailure;
-  expect(cause.type).toBe('DurableAgent.InvalidInput');
-  expect(cause.message).toContain("toolChoice: model 'claude-sonnet-5-5' rejects a forced tool choice");
-  expect(t.fake.requests).toHaveLength(0);
-  // The client refuses it the same way, and 'auto'/'none' are fine with those models.
-  expect(parseRunInput({ prompt: 'x', toolChoice: { type: 'tool', name: 'glob' } })).toMatchObject({ ok: false });
+  expect(result).toMatchObject({ exitReason: 'completed', finalText: 'Nothing here.' });
+  // Never forced (the model rejects it): auto, and asked again in words.
+  expect(t.fake.requests.map((r) => r.body.tool_choice)).toEqual([
+    { type: 'auto' },
+    { type: 'auto' },
+    { type: 'auto' },
+  ]);
+  expect(JSON.stringify(t.fake.requests[1]!.body.messages.at(-1))).toContain('You must call the `glob` tool now');
+  // The client takes it the same way; 'any' and 'required' are choices too.
+  expect(parseRunInput({ prompt: 'x', toolChoice: { type: 'tool', name: 'glob' } })).toMatchObject({ ok: true });
   expect(parseRunInput({ prompt: 'x', toolChoice: 'none' })).toMatchObject({ ok: true });
-  expect(parseRunInput({ prompt: 'x', toolChoice: 'any' })).toEqual({
+  expect(parseRunInput({ prompt: 'x', toolChoice: 'any' })).toMatchObject({ ok: true });
+  expect(parseRunInput({ prompt: 'x', toolChoice: 'sometimes' })).toEqual({
     ok: false,
-    error: `Invalid run input: toolChoice: toolChoice must be 'auto', 'none' or {"type": "tool", "name": "<tool>"}`,
+    error: `Invalid run input: toolChoice: toolChoice must be 'auto', 'none', 'any', 'required' or {"type": "tool", "name": "<tool>"}`,
   });
   expect(
     parseRunInput({

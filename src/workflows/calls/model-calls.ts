@@ -10,7 +10,7 @@ import { CACHE_MISS_ERROR_TYPE, hashString, type ConversationDelta } from '../..
 import { textOf, type ModelResponse, type ToolSpec, type ToolChoice } from '../../shared/messages';
 import type { RunEventInput } from '../../shared/run';
 import { modelCallSummary } from '../../shared/summaries';
-import type { RunToolChoice } from '../../shared/tool-choice';
+import type { ToolChoicePolicy } from './tool-choice';
 import { modelActivityOptions, type RunTimeouts } from '../../shared/run-timeouts';
 import type { Conversation } from '../run/conversation';
 import { agentActivities } from './activity-proxy';
@@ -32,8 +32,8 @@ export interface ModelCallSettings {
   extraToolNames?: string[];
   maxTokens: number;
   toolProtocol?: 'xml';
-  /** The run's `toolChoice` (native tool calls only); unset: `auto`. */
-  toolChoice?: RunToolChoice;
+  /** The run's `toolChoice` over its calls (native tool calls only); unset: `auto`. */
+  toolChoice?: ToolChoicePolicy;
   /** The run's `outputSchema`, sent with iteration calls (not summaries) for native structured output. */
   outputSchema?: Record<string, unknown>;
 }
@@ -144,7 +144,7 @@ export class ModelCalls {
     return this.withConversation(
       (conversation, options) =>
         this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
-          this.callInput(conversation, iteration),
+          this.callInput(conversation),
         ]),
       outcome,
     );
@@ -157,7 +157,7 @@ export class ModelCalls {
   first<R>(iteration: number, prepare: PrepareRunInput, outcome: Outcome<FirstModelCallOutput, R>): Promise<R> {
     const s = this.settings;
     return this.withConversation((conversation, options) => {
-      const { system: _system, systemHash: _hash, ...call } = this.callInput(conversation, iteration);
+      const { system: _system, systemHash: _hash, ...call } = this.callInput(conversation);
       return this.activities.firstModelCall.executeWithOptions(
         { summary: `assemble context · ${modelCallSummary(s.model, iteration)}`, ...options },
         [{ ...call, prepare }],
@@ -165,10 +165,10 @@ export class ModelCalls {
     }, outcome);
   }
 
-  private callInput(conversation: ConversationDelta, iteration: number) {
+  private callInput(conversation: ConversationDelta) {
     return this.settings.toolProtocol
       ? this.request(conversation, true)
-      : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor(iteration) };
+      : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor() };
   }
 
   /** The worker that answered holds the conversation now: a pinned run's next calls go to its queue. */
@@ -176,15 +176,9 @@ export class ModelCalls {
     if (response.workerQueue) this.route.workerQueue = response.workerQueue;
   }
 
-  /**
-   * `none` holds for every call; a forced tool for the run's first call only (later calls are `auto`,
-   * or the model could never answer and the run never end).
-   */
-  private toolChoiceFor(iteration: number): ToolChoice {
-    const choice = this.settings.toolChoice;
-    if (choice === 'none') return { type: 'none' };
-    if (typeof choice === 'object' && iteration === 1) return { type: 'tool', name: choice.name };
-    return { type: 'auto' };
+  /** The run's `toolChoice` for the next call (calls/tool-choice.ts says how it holds over the run). */
+  private toolChoiceFor(): ToolChoice {
+    return this.settings.toolChoice?.next() ?? { type: 'auto' };
   }
 
   /**

@@ -9,6 +9,7 @@ import { McpTools } from '../calls/mcp-tools';
 import { ModelCalls } from '../calls/model-calls';
 import { describeContext } from '../calls/prepare-run';
 import { ToolCalls } from '../calls/tool-calls';
+import { ToolChoicePolicy } from '../calls/tool-choice';
 import { joinTree, subagentPlan, type SubagentPlan, type SubagentTree, type TreeBudget } from '../subagents';
 import { Approvals } from './approvals';
 import { RunState } from './run-state';
@@ -40,6 +41,8 @@ export class Run {
   readonly mcp: McpTools;
   readonly modelCalls: ModelCalls;
   readonly toolCalls: ToolCalls;
+  /** The run's `toolChoice` over its calls, and the re-asking that stands in for it where a model cannot be forced. */
+  readonly toolChoice: ToolChoicePolicy;
   /** The loop's scope: an interrupt cancels it (and with it the calls in flight). */
   readonly scope = new CancellationScope();
   /** A new run's start, waiting to go with its first model call (steps/start.ts); undefined once started. */
@@ -76,6 +79,7 @@ export class Run {
       context: () => describeContext(state.context, this.mcp),
     });
     const emit = (this.emit = state.events.emit.bind(state.events));
+    this.toolChoice = new ToolChoicePolicy(input.toolChoice, model, requireDone);
     const joined = joinTree({
       input,
       plan: this.plan,
@@ -109,7 +113,7 @@ export class Run {
         ...(textTools ? { toolProtocol: 'xml' as const } : {}),
         // Native structured output would turn `<tool_code>` replies into JSON: not under the text protocol.
         ...(input.outputSchema && !textTools ? { outputSchema: input.outputSchema } : {}),
-        ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
+        ...(input.toolChoice ? { toolChoice: this.toolChoice } : {}),
       },
       emit,
       state,

@@ -32,6 +32,7 @@ export function handleTurn(run: Run, response: ModelResponse): LoopExit | undefi
     });
     outcome = { kind: 'tools', toolUses: quietStopCalls };
   }
+  if (outcome.kind === 'tools') run.toolChoice.called(outcome.toolUses.map((t) => t.name));
   // An answer's text is carried once, by the `answer` event (a cut answer's first part included).
   const answering =
     outcome.kind === 'final' || (outcome.kind === 'truncated' && outcome.toolUses.length === 0 && !textTools);
@@ -70,6 +71,13 @@ function afterOutcome(run: Run, outcome: TurnOutcome): LoopExit | undefined | Pr
       });
     }
     case 'final': {
+      // A model that cannot be forced to call a tool is asked again (calls/tool-choice.ts), a bounded number of times.
+      const again = run.toolChoice.reask();
+      if (again !== undefined) {
+        conversation.append({ role: 'user', content: again });
+        emit({ kind: 'notice', message: 'answered without the tool call toolChoice requires; asking again' });
+        return undefined;
+      }
       if (requireDone) {
         // done-tool mode: only the done tool ends the run; a text-only reply gets a nudge.
         conversation.append({ role: 'user', content: DONE_TOOL_NUDGE });
