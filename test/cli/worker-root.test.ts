@@ -32,6 +32,10 @@ test('worker --workspace-root DIR with a missing DIR creates it and polls; SIGTE
     stderr: expect.any(String),
   });
   expect(polled).toContain(`Workspace roots: ${root}`);
-  expect(outcome.code).toBe(0);
+  expect({ code: outcome.code, stdout: outcome.stdout, stderr: outcome.stderr }).toEqual({
+    code: 0,
+    stdout: expect.any(String),
+    stderr: expect.any(String),
+  });
   expect(statSync(root).isDirectory()).toBe(true);
 }, 90_000);
