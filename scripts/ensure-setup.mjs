@@ -2,8 +2,8 @@
 // Sets up what is missing, idempotently and fast when nothing is: npm dependencies, the compiled
 // code and workflow bundle, the system packages (bubblewrap; with --for-tests also Chromium,
 // PostgreSQL and openssl, installed with apt-get when allowed, else the command to run), the
-// Temporal CLI and, with --for-tests, the Temporal server and its sql tool (both built from their Go
-// modules and cached per user). Every long step says what it does and how long it took.
+// Temporal CLI and, with --for-tests, the Temporal server and its sql tool and SeaweedFS (an S3-compatible
+// server for the checkpoint store tests), all built from their Go modules and cached per user. Every long step says what it does and how long it took.
 // Plain Node with no dependencies, because it runs before `npm install` has.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -107,5 +107,20 @@ if (forTests) {
       process.exit(1);
     }
     say(`Temporal server and sql tool ready (${Math.round((Date.now() - started) / 1000)} s)`);
+  }
+}
+
+// 6. Tests only: SeaweedFS, the S3-compatible server the checkpoint store tests run against (built once).
+if (forTests) {
+  const { cachedWeedPath, ensureWeed } = require(path.join(root, 'dist', 'src', 'server', 'seaweedfs.js'));
+  if (!existsSync(cachedWeedPath())) {
+    const started = Date.now();
+    try {
+      await withProgress('building SeaweedFS', ensureWeed(say));
+    } catch (err) {
+      say(err.message);
+      process.exit(1);
+    }
+    say(`SeaweedFS ready (${Math.round((Date.now() - started) / 1000)} s)`);
   }
 }
