@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { HookEventName } from '../shared/hooks-io';
 import type { CommandOutcome } from './command';
 import type { HookResult, HookSource } from './types';
+import { cutPrefix } from '../shared/well-formed';
 
 /**
  * One hook's answer, read the way Claude Code reads it: exit code 2 blocks with stderr as the reason;
@@ -26,7 +27,7 @@ export interface HookVerdict {
 }
 
 export function cut(text: string, max = MAX_HOOK_TEXT_CHARS): string {
-  return text.length <= max ? text : `${text.slice(0, max)}… [cut: ${text.length - max} more characters]`;
+  return text.length <= max ? text : `${cutPrefix(text, max)}… [cut: ${text.length - max} more characters]`;
 }
 
 const resultSchema = z.looseObject({

@@ -3,6 +3,7 @@ import { MAX_TOOL_OUTPUT_CHARS } from '../shared/constants';
 import { SPILL_DIR, trySpillText } from '../tools/spill';
 import { replaceFile, withLocated } from '../safe-fs';
 import { truncateTail } from '../tools/text';
+import { cutPrefix } from '../shared/well-formed';
 
 /** Binary content larger than this is not saved (it is described only). */
 const MAX_SAVED_BYTES = 32 * 1024 * 1024;
@@ -89,7 +90,7 @@ async function saved(
     );
     return `[${what}, ${mime}, ${bytes.length} bytes, saved to ${relative}]`;
   } catch (err) {
-    return `[${what}, ${mime}, ${bytes.length} bytes: could not be saved (${(err as Error).message.slice(0, 200)})]`;
+    return `[${what}, ${mime}, ${bytes.length} bytes: could not be saved (${cutPrefix((err as Error).message, 200)})]`;
   }
 }
 
@@ -100,12 +101,12 @@ async function capped(text: string, saveTo: { workspace: string; toolUseId: stri
     'path' in spilled
       ? `\n[The full output (${text.length} characters) is saved in ${spilled.path}: ` +
         'page through it with read_file (offset/limit) or search it with grep.]'
-      : `\n[${spilled.error.slice(0, 500)}]`;
+      : `\n[${cutPrefix(spilled.error, 500)}]`;
   return truncateTail(text, MAX_TOOL_OUTPUT_CHARS - note.length) + note;
 }
 
 function str(v: unknown): string {
-  return typeof v === 'string' ? v.slice(0, 300) : String(v).slice(0, 300);
+  return cutPrefix(typeof v === 'string' ? v : String(v), 300);
 }
 
 function safeJson(v: unknown): string {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { onFirstUse } from './built-once';
 import { jsonBytes, utf8Length } from './bounds';
+import { cutPrefix } from './well-formed';
 
 /**
  * MCP servers as Claude Code configures them (`mcpServers`), and what a run records about them:
@@ -211,5 +212,5 @@ export function boundedDescription(description: unknown): string {
   const d = typeof description === 'string' ? description : '';
   return utf8Length(d) <= MAX_MCP_DESCRIPTION_CHARS * 4 && d.length <= MAX_MCP_DESCRIPTION_CHARS
     ? d
-    : `${d.slice(0, MAX_MCP_DESCRIPTION_CHARS - 1)}…`;
+    : `${cutPrefix(d, MAX_MCP_DESCRIPTION_CHARS - 1)}…`;
 }

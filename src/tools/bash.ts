@@ -22,6 +22,7 @@ import { OutputCollector } from './output-collector';
 import { StreamingSpill } from './spill';
 import { holdWorkspace } from './held-workspace';
 import { realWorkspace } from './workspace';
+import { cutPrefix } from '../shared/well-formed';
 
 /** Default and maximum time a command may run, in milliseconds. The tool activity allows 11 min. */
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
@@ -317,7 +318,7 @@ function withNotes(body: string, notes: string, isError: boolean): ToolResult {
   const room = MAX_TOOL_OUTPUT_CHARS - notes.length;
   if (body.length > room) {
     const cut = '\n[… output cut to fit …]';
-    body = body.slice(0, Math.max(0, room - cut.length)) + cut;
+    body = cutPrefix(body, Math.max(0, room - cut.length)) + cut;
   }
   return { content: body + notes, isError };
 }

@@ -1,5 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
+import { cutPrefix } from '../shared/well-formed';
 
 /**
  * Reading helpers for read_file, on a descriptor opened and verified by safe-fs: lines are streamed
@@ -153,7 +154,7 @@ export async function* readLines(
       pendingCr = true;
       piece = piece.slice(0, -1);
     }
-    if (text.length < keepChars) text += piece.slice(0, keepChars - text.length);
+    if (text.length < keepChars) text += cutPrefix(piece, keepChars - text.length);
     length += piece.length;
   };
   let position = start;
