@@ -1,5 +1,5 @@
 import type { StreamTail } from '../shared/live-progress';
-import type { LiveSnapshot } from './live-stream';
+import type { LiveSnapshot } from '../plugin/live-snapshot';
 import { visibleText } from './terminal-text';
 
 export type StreamKind = 'thinking' | 'text';
