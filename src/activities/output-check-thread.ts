@@ -6,7 +6,7 @@
 import { parentPort } from 'node:worker_threads';
 import { cutChars } from '../shared/bounds';
 import type { CheckOutputInput, CheckOutputOutput } from '../shared/output-schema';
-import { checkOutput } from './output-validator';
+import { checkOutputFirst } from './output-validator';
 
 /** A check posted to the thread. */
 export interface OutputCheckRequest {
@@ -14,25 +14,41 @@ export interface OutputCheckRequest {
   input: CheckOutputInput;
 }
 
-/** Its verdict. */
+/**
+ * Its verdict. An answer that fails gets two: the first pass's (`final` false: it stopped at the
+ * first error), then the one naming every violation; the pool keeps the first if the second is late.
+ */
 export interface OutputCheckResponse {
   id: number;
   output: CheckOutputOutput;
+  final: boolean;
 }
 
 const port = parentPort;
 if (!port) throw new Error('output-check-thread.ts must run in a worker thread');
 
+function failed(input: CheckOutputInput, error: unknown): CheckOutputOutput {
+  const message = cutChars(error instanceof Error ? error.message : String(error), 1000);
+  return input.text === undefined
+    ? { kind: 'bad_schema', message }
+    : { kind: 'invalid', violations: [`the answer could not be checked: ${message}`] };
+}
+
 port.on('message', (request: OutputCheckRequest) => {
   let output: CheckOutputOutput;
   try {
-    output = checkOutput(request.input);
+    const first = checkOutputFirst(request.input);
+    output = first.output;
+    if (first.detail) {
+      port.postMessage({ id: request.id, output, final: false } satisfies OutputCheckResponse);
+      try {
+        output = first.detail();
+      } catch {
+        // The first pass's verdict stands.
+      }
+    }
   } catch (error) {
-    const message = cutChars(error instanceof Error ? error.message : String(error), 1000);
-    output =
-      request.input.text === undefined
-        ? { kind: 'bad_schema', message }
-        : { kind: 'invalid', violations: [`the answer could not be checked: ${message}`] };
+    output = failed(request.input, error);
   }
-  port.postMessage({ id: request.id, output } satisfies OutputCheckResponse);
+  port.postMessage({ id: request.id, output, final: true } satisfies OutputCheckResponse);
 });

@@ -31,13 +31,18 @@ const re2Engine = Object.assign((pattern: string, flags: string) => new RE2(patt
 const CACHE_SIZE = 64;
 const compiled = new Map<string, ValidateFunction>();
 
-function validatorFor(schema: OutputSchema): ValidateFunction {
-  const key = JSON.stringify(schema);
+/**
+ * A schema's validator: with `allErrors` false it stops at the first failing keyword, so a `oneOf`
+ * branch whose `const` tag does not match is left before its subschemas are walked (the pass/fail
+ * check); with `allErrors` true it collects every error (the second pass, only on a failure).
+ */
+function validatorFor(schema: OutputSchema, allErrors = false): ValidateFunction {
+  const key = `${allErrors ? 'all' : 'first'}:${JSON.stringify(schema)}`;
   const cached = compiled.get(key);
   if (cached) return cached;
   const draft = typeof schema.$schema === 'string' ? schema.$schema : '';
   const options = {
-    allErrors: true,
+    allErrors,
     strict: true,
     strictTypes: false,
     strictTuples: false,
@@ -78,24 +83,53 @@ export function outputSchemaProblem(schema: unknown): string | undefined {
   }
 }
 
+/**
+ * A check's first verdict, decided with the validator that stops at the first error; `detail`, when
+ * the answer fails, runs the second pass that names up to MAX_VIOLATIONS violations. Its cost can
+ * grow much faster with the answer's nesting (every branch of a `oneOf` walked to its leaves), so the
+ * validator thread bounds it in time and answers with `output` when it runs out (output-check-pool.ts).
+ */
+export interface FirstCheck {
+  output: CheckOutputOutput;
+  detail?: () => CheckOutputOutput;
+}
+
 /** The schema alone: whether it compiles. With `text`: whether that answer is JSON valid against it. */
-export function checkOutput(input: CheckOutputInput): CheckOutputOutput {
+export function checkOutputFirst(input: CheckOutputInput): FirstCheck {
   const problem = outputSchemaProblem(input.schema);
-  if (problem !== undefined) return { kind: 'bad_schema', message: problem };
-  if (input.text === undefined) return { kind: 'schema_ok' };
+  if (problem !== undefined) return { output: { kind: 'bad_schema', message: problem } };
+  if (input.text === undefined) return { output: { kind: 'schema_ok' } };
   const json = jsonText(input.text);
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (err) {
     return {
-      kind: 'invalid',
-      violations: [cutChars(`the answer is not JSON (${(err as Error).message})`, VIOLATION_CHARS)],
+      output: {
+        kind: 'invalid',
+        violations: [cutChars(`the answer is not JSON (${(err as Error).message})`, VIOLATION_CHARS)],
+      },
     };
   }
-  const validate = validatorFor(input.schema);
-  if (validate(value)) return { kind: 'valid', json };
-  const errors = validate.errors ?? [];
+  const first = validatorFor(input.schema);
+  if (first(value)) return { output: { kind: 'valid', json } };
+  const output = invalid(first.errors ?? []);
+  return {
+    output,
+    detail: () => {
+      const all = validatorFor(input.schema, true);
+      return all(value) ? output : invalid(all.errors ?? []);
+    },
+  };
+}
+
+/** Both passes, on this thread (the CLI's check of a schema file; tests). */
+export function checkOutput(input: CheckOutputInput): CheckOutputOutput {
+  const first = checkOutputFirst(input);
+  return first.detail ? first.detail() : first.output;
+}
+
+function invalid(errors: readonly ErrorObject[]): CheckOutputOutput {
   const violations = errors.slice(0, MAX_VIOLATIONS).map((e) => cutChars(describeError(e), VIOLATION_CHARS));
   if (errors.length > MAX_VIOLATIONS) violations.push(`… and ${errors.length - MAX_VIOLATIONS} more`);
   return { kind: 'invalid', violations: violations.length ? violations : ['the answer does not match the schema'] };

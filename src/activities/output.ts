@@ -1,13 +1,15 @@
-import { Context } from '@temporalio/activity';
-import type { CheckOutputInput, CheckOutputOutput } from '../shared/output-schema';
-import { outputCheckPool } from './output-check-pool';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { OUTPUT_CHECK_BUSY_ERROR, type CheckOutputInput, type CheckOutputOutput } from '../shared/output-schema';
+import { outputCheckPool, ValidatorBusyError } from './output-check-pool';
 
 /**
  * The `checkOutput` activity (a local activity of runs with `outputSchema`): whether the run's
  * schema compiles, and whether a final answer is JSON valid against it. Its input comes from the
  * workflow, but is checked as any other: a text that is not a string is an answer that is not JSON.
  * The check runs in a validator thread with its own memory and time limits (output-check-pool.ts):
- * a schema that costs too much to check ends that thread, never the worker.
+ * a schema that costs too much to check ends that thread, never the worker. The threads are shared
+ * fairly between runs (by workflow id); a check that finds them busy for too long fails retryably
+ * (OUTPUT_CHECK_BUSY_ERROR), and the workflow retries it with backoff.
  */
 export async function checkOutput(input: CheckOutputInput): Promise<CheckOutputOutput> {
   const raw = input as unknown as Record<string, unknown> | null;
@@ -19,16 +21,23 @@ export async function checkOutput(input: CheckOutputInput): Promise<CheckOutputO
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     return { kind: 'bad_schema', message: 'outputSchema must be a JSON Schema object' };
   }
-  return outputCheckPool().check(
-    { schema: schema as CheckOutputInput['schema'], ...(text !== undefined ? { text } : {}) },
-    cancellationSignal(),
-  );
+  const context = activityContext();
+  try {
+    return await outputCheckPool().check(
+      { schema: schema as CheckOutputInput['schema'], ...(text !== undefined ? { text } : {}) },
+      context?.cancellationSignal,
+      context?.info.workflowExecution?.workflowId,
+    );
+  } catch (error) {
+    if (error instanceof ValidatorBusyError) throw ApplicationFailure.retryable(error.message, OUTPUT_CHECK_BUSY_ERROR);
+    throw error;
+  }
 }
 
-/** The activity's cancellation signal; none when called outside an activity (tests, tools). */
-function cancellationSignal(): AbortSignal | undefined {
+/** The activity's context; none when called outside an activity (tests, tools). */
+function activityContext(): Context | undefined {
   try {
-    return Context.current().cancellationSignal;
+    return Context.current();
   } catch {
     return undefined;
   }

@@ -27,6 +27,9 @@ export const VIOLATION_CHARS = 300;
 /** The failure type of a run whose answer never matched its `outputSchema`. */
 export const OUTPUT_INVALID_ERROR = 'DurableAgent.OutputInvalid';
 
+/** The retryable failure of a `checkOutput` that found the worker's validator threads busy with other runs. */
+export const OUTPUT_CHECK_BUSY_ERROR = 'DurableAgent.ValidatorBusy';
+
 export type OutputSchema = Record<string, unknown>;
 
 function buildOutputSchemaSchema() {

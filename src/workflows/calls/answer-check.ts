@@ -43,22 +43,42 @@ export class AnswerCheck {
     this.activities = agentActivities(
       proxyLocalActivities<Pick<Activities, 'checkOutput'>>({
         startToCloseTimeout: '30 seconds',
-        retry: { initialInterval: '1 second', maximumAttempts: 3 },
+        // A check that finds the validator busy with other runs fails retryably: keep retrying it with
+        // backoff, a bounded few minutes (src/activities/output-check-pool.ts).
+        retry: {
+          initialInterval: '1 second',
+          backoffCoefficient: 2,
+          maximumInterval: '20 seconds',
+          maximumAttempts: 10,
+        },
       }),
     );
   }
 
-  /** At run start: a schema that is not valid JSON Schema fails the run with the validator's message. */
-  async checkSchema(): Promise<void> {
-    const checked = await this.activities.checkOutput.executeWithOptions({ summary: 'check outputSchema' }, [
-      { schema: this.schema },
-    ]);
+  /**
+   * At run start: a schema that is not valid JSON Schema fails the run with the validator's message;
+   * a check that cannot run (after the retries) ends it `failed`, saying so.
+   */
+  async checkSchema(): Promise<LoopExit | undefined> {
+    let checked;
+    try {
+      checked = await this.activities.checkOutput.executeWithOptions({ summary: 'check outputSchema' }, [
+        { schema: this.schema },
+      ]);
+    } catch (err) {
+      if (stopping(err)) throw err;
+      return new LoopExit('failed', '', {
+        type: failureType(err),
+        message: `outputSchema could not be checked: ${failureMessage(err)}`,
+      });
+    }
     if (checked.kind === 'bad_schema') {
       throw ApplicationFailure.nonRetryable(
         `Invalid run input: outputSchema is not valid JSON Schema: ${checked.message}`,
         ErrorTypes.InvalidInput,
       );
     }
+    return undefined;
   }
 
   /** Checks a final answer against the schema; a check that cannot run ends the run `failed`, saying so. */

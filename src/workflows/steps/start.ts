@@ -21,7 +21,8 @@ import { screenPrompt } from './intake';
  */
 export async function startRun(run: Run): Promise<LoopExit | undefined> {
   const { state } = run;
-  if (run.answers && !state.resumed) await run.answers.checkSchema();
+  const unchecked = run.answers && !state.resumed ? await run.answers.checkSchema() : undefined;
+  if (unchecked) return unchecked;
   if (!state.context && !state.resumed && !run.tree) {
     run.startWith = prepareInput(run);
     return undefined;
