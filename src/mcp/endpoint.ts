@@ -24,7 +24,10 @@ export interface EndpointContext {
   unsafeDirs: readonly string[];
   /** An operator stdio server's preferred working directory (its configuration file's, else the worker's). */
   operatorDir: string;
-  /** A private empty directory: an operator server's working directory when `operatorDir` is unsafe. */
+  /**
+   * A private empty directory (in durable-agent's cache): an operator server's working directory
+   * when `operatorDir` is unsafe, and where its caches go when the worker's HOME is.
+   */
   privateDir: () => string;
 }
 
@@ -75,7 +78,9 @@ export function resolveEndpoint(
   const args = cfg.args ?? [];
   if (trusted) {
     // Never the workspace: an operator server resolves its command, packages and modules from here.
-    const cwd = operatorCwd(c.operatorDir, c.unsafeDirs, c.privateDir);
+    const where = operatorCwd(c.operatorDir, c.unsafeDirs, c.privateDir);
+    if (!where.ok) return where;
+    const cwd = where.value;
     if (cfg.command.includes('/') && inUnsafe(path.resolve(cwd, cfg.command), c.unsafeDirs)) {
       return {
         ok: false,
@@ -84,7 +89,14 @@ export function resolveEndpoint(
           "worker's workspace roots): an operator server runs with the worker's rights, so it is not started",
       };
     }
-    const env = operatorEnv({ ...getDefaultEnvironment(), ...(cfg.env ?? {}) }, cfg.env, c.unsafeDirs);
+    const cleaned = operatorEnv(
+      { ...getDefaultEnvironment(), ...(cfg.env ?? {}) },
+      cfg.env,
+      c.unsafeDirs,
+      c.privateDir,
+    );
+    if (!cleaned.ok) return cleaned;
+    const env = cleaned.value;
     const setpriv = dieWithWorker();
     const [command, commandArgs] = setpriv
       ? [setpriv, ['--pdeathsig', 'KILL', '--', cfg.command, ...args]]

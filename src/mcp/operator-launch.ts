@@ -1,6 +1,6 @@
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import * as os from 'node:os';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
+import { durableAgentCacheDir } from '../safe-fs/operator-files';
 import { isInside } from '../tools/workspace';
 
 /**
@@ -31,26 +31,90 @@ export function inUnsafe(dir: string, unsafe: readonly string[]): boolean {
 }
 
 /**
- * The working directory of an operator server: `preferred` (the directory of the worker's
- * configuration file, else the worker's own working directory) unless it lies in a directory a
- * run can write; then a private empty directory of this worker's.
+ * Directory names that npm, node and Python tools look for in each directory going up from the
+ * working directory: a directory a run can write by one of these names beside an ancestor of the
+ * working directory is found by them (a root `/srv/node_modules` for a server started in `/srv/op`).
  */
-export function operatorCwd(preferred: string, unsafe: readonly string[], privateDir: () => string): string {
-  return path.isAbsolute(preferred) && !inUnsafe(preferred, unsafe) ? preferred : privateDir();
+const LOOKED_UP_NAMES = new Set(['node_modules', '.node_modules', '.venv', 'venv', '__pypackages__']);
+
+/**
+ * Why `dir` may not be an operator server's working directory, or undefined: it lies in a directory
+ * a run can write, or one of its ancestors does (npx, node and Python walk up from their working
+ * directory for `node_modules/`, `package.json`, `.venv`…), or such a directory by a looked-up name
+ * lies beside one of its ancestors.
+ */
+export function unsafeCwd(dir: string, unsafe: readonly string[]): string | undefined {
+  const real = realOrResolved(dir);
+  for (const u of unsafe) {
+    for (const spelling of new Set([path.resolve(u), realOrResolved(u)])) {
+      if (isInside(spelling, real)) return `${real} lies in ${spelling}, a directory a run can write`;
+      if (LOOKED_UP_NAMES.has(path.basename(spelling)) && isInside(path.dirname(spelling), real)) {
+        return `${spelling}, a directory a run can write, is found going up from ${real}`;
+      }
+    }
+  }
+  return undefined;
 }
+
+export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** The private directory, checked: never in (nor below, nor beside an ancestor of) a directory a run can write. */
+export function checkedPrivateDir(
+  privateDir: () => string,
+  unsafe: readonly string[],
+  use = 'it would start in its private directory',
+): Checked<string> {
+  let dir: string;
+  try {
+    dir = privateDir();
+  } catch (err) {
+    return { ok: false, error: `its private working directory could not be made: ${(err as Error).message}` };
+  }
+  const why = unsafeCwd(dir, unsafe);
+  if (!why) return { ok: true, value: dir };
+  return {
+    ok: false,
+    error:
+      `${use}, but ${why} (npx, node and Python find packages and modules ` +
+      "going up from there): an operator server runs with the worker's rights, so it is not started. Set " +
+      'XDG_CACHE_HOME (the private directory is $XDG_CACHE_HOME/durable-agent/mcp, else ~/.cache/durable-agent/mcp) ' +
+      'to a directory outside the workspace roots, or give the worker roots that do not hold it ' +
+      '(--workspace-root, DURABLE_AGENT_WORKSPACE_ROOTS)',
+  };
+}
+
+/**
+ * The working directory of an operator server: `preferred` (the directory of the worker's
+ * configuration file, else the worker's own working directory) unless a run could plant what is
+ * found from it (see {@link unsafeCwd}); then this worker's private empty directory, checked the
+ * same way (refused with the setting to change when it fails).
+ */
+export function operatorCwd(preferred: string, unsafe: readonly string[], privateDir: () => string): Checked<string> {
+  if (path.isAbsolute(preferred) && !unsafeCwd(preferred, unsafe)) return { ok: true, value: preferred };
+  return checkedPrivateDir(privateDir, unsafe);
+}
+
+/** Where tools keep caches and settings under HOME: moved into the private directory when HOME is unsafe. */
+const HOME_REDIRECTS = ['npm_config_cache', 'UV_CACHE_DIR', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_CONFIG_HOME'];
 
 /**
  * An operator server's environment with its search paths cleaned: every entry that is relative
  * (empty included: both mean the working directory) or lies in a directory a run can write is
- * removed from `PATH`, `NODE_PATH` and `PYTHONPATH`; and `PYTHONSAFEPATH=1` (Python 3.11+ then
- * puts neither the working directory nor a script's directory first on `sys.path`) unless the
- * server's own `env` sets it.
+ * removed from `PATH`, `NODE_PATH` and `PYTHONPATH`; `PYTHONSAFEPATH=1` (Python 3.11+ then puts
+ * neither the working directory nor a script's directory first on `sys.path`) and
+ * `PYTHONNOUSERSITE=1` (no user site `~/.local/lib/python3.*`, whose `usercustomize.py` runs at
+ * every start) unless the server's own `env` sets them. When `HOME` lies in a directory a run can
+ * write, npm's and uv's caches and the XDG folders move to `privateDir` (unless the server's own
+ * `env` sets them); without a safe private directory the server is not started.
  */
 export function operatorEnv(
   env: Record<string, string>,
   own: Record<string, string> | undefined,
   unsafe: readonly string[],
-): Record<string, string> {
+  privateDir: () => string = () => {
+    throw new Error('no private directory');
+  },
+): Checked<Record<string, string>> {
   const out: Record<string, string> = { ...env };
   for (const name of SEARCH_PATH_VARIABLES) {
     const value = out[name];
@@ -61,18 +125,42 @@ export function operatorEnv(
       .join(path.delimiter);
   }
   if (own?.PYTHONSAFEPATH === undefined) out.PYTHONSAFEPATH = '1';
-  return out;
+  if (own?.PYTHONNOUSERSITE === undefined) out.PYTHONNOUSERSITE = '1';
+  const home = out.HOME;
+  const moved = HOME_REDIRECTS.filter((name) => own?.[name] === undefined);
+  if (home && moved.length && (!path.isAbsolute(home) || inUnsafe(home, unsafe))) {
+    const use = `its HOME (${home}) lies in a directory a run can write, so its caches and settings would move to its private directory`;
+    const dir = checkedPrivateDir(privateDir, unsafe, use);
+    if (!dir.ok) return dir;
+    for (const name of moved) {
+      const target = path.join(dir.value, 'home', name.toLowerCase());
+      mkdirSync(target, { recursive: true, mode: 0o700 });
+      out[name] = target;
+    }
+  }
+  return { ok: true, value: out };
 }
 
 /**
- * A private empty directory (mode 0700, in the system's temporary directory, which the bash
- * sandbox never shows a run: its `/tmp` is its own), created on first use and removed by `remove`.
+ * A private empty directory of this worker's (mode 0700), created on first use and removed by
+ * `remove`: in durable-agent's own cache (`$XDG_CACHE_HOME/durable-agent/mcp`, else
+ * `~/.cache/durable-agent/mcp`), which no workspace may hold or lie in (src/safe-fs/operator-files.ts).
+ * Not the system's temporary directory: any local user, and a run without the sandbox, can write
+ * `/tmp/node_modules`, which npx finds going up from `/tmp/…`.
  */
 export class PrivateDirectory {
   private dir: string | undefined;
+  private readonly base: string;
+
+  constructor(env: NodeJS.ProcessEnv = process.env) {
+    this.base = path.join(durableAgentCacheDir(env), 'mcp');
+  }
 
   get path(): string {
-    this.dir ??= mkdtempSync(path.join(os.tmpdir(), 'durable-agent-mcp-'));
+    if (!this.dir) {
+      mkdirSync(this.base, { recursive: true, mode: 0o700 });
+      this.dir = mkdtempSync(path.join(this.base, 'worker-'));
+    }
     return this.dir;
   }
 

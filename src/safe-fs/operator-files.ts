@@ -85,12 +85,60 @@ export function operatorPaths(options: OperatorPathOptions): OperatorPath[] {
       path.join(userDir(env, 'XDG_DATA_HOME', path.join('.local', 'share')), 'durable-agent'),
       true,
     ),
+    ...HOME_TOOL_FOLDERS.map((name) =>
+      file(
+        `the worker's ~/${name} (programs, packages or settings that npx, node, python or other tools load from)`,
+        'HOME',
+        path.join(homeDir(env), name),
+        true,
+      ),
+    ),
   ];
+}
+
+/**
+ * The worker's home folders that tools load code or settings from: npm's cache (npx runs packages
+ * from it), the XDG folders (Python's user site `~/.local/lib/python3.*`, uv's cache, pip's
+ * settings), node's global folders, version managers and their shims. A workspace there could plant
+ * what an operator's MCP server (or a hook, which runs with the worker's HOME) runs next.
+ */
+export const HOME_TOOL_FOLDERS = [
+  '.npm',
+  '.cache',
+  '.local',
+  '.config',
+  '.node_modules',
+  '.node_libraries',
+  '.nvm',
+  '.volta',
+  '.yarn',
+  '.bun',
+  '.deno',
+  '.pyenv',
+  '.pip',
+  '.ipython',
+  '.cargo',
+  '.rustup',
+] as const;
+
+/** The worker's home: `HOME` as set, else the system's. */
+function homeDir(env: NodeJS.ProcessEnv): string {
+  const home = env.HOME?.trim();
+  return home && path.isAbsolute(home) ? home : os.homedir();
 }
 
 /** An XDG base directory as the CLI finds it (src/server): the variable, else its default in the home. */
 function userDir(env: NodeJS.ProcessEnv, variable: string, inHome: string): string {
   return env[variable]?.trim() || path.join(os.homedir(), inHome);
+}
+
+/**
+ * durable-agent's cache folder, protected above (`$XDG_CACHE_HOME/durable-agent`, else
+ * `~/.cache/durable-agent`; a relative `XDG_CACHE_HOME` is ignored, as the XDG specification says).
+ */
+export function durableAgentCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const set = env.XDG_CACHE_HOME?.trim();
+  return path.join(set && path.isAbsolute(set) ? set : path.join(homeDir(env), '.cache'), 'durable-agent');
 }
 
 /** The path as configured and as it resolves now (through links, dangling ones included). */

@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createMcpRuntime, type McpRuntime } from '../../src/mcp';
 import type { McpServerConfig } from '../../src/shared/mcp';
+import { durableAgentCacheDir } from '../../src/safe-fs/operator-files';
 import { tempWorkspace } from '../support/temporal';
 import { WHERE_SERVER_SOURCE } from './support/probe-server';
 
@@ -205,7 +206,8 @@ test("a run's server whose preferred directory is a root starts in a private emp
   const seen = JSON.parse(result.content) as { cwd: string };
   expect(seen.cwd).not.toBe(workspace);
   expect(seen.cwd).not.toBe(process.cwd());
-  expect(path.basename(seen.cwd)).toMatch(/^durable-agent-mcp-/);
+  // In the worker's protected cache, never the system's temporary directory (any user may write /tmp/node_modules).
+  expect(path.dirname(seen.cwd)).toBe(path.join(durableAgentCacheDir(), 'mcp'));
   expect(await fs.readdir(seen.cwd)).toEqual([]);
 });
 

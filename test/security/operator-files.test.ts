@@ -9,7 +9,7 @@ import { mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { WorkspacePolicy, WorkspaceRefusedError, type WorkspacePolicyOptions } from '../../src/tools/workspace-roots';
-import { operatorPaths } from '../../src/safe-fs/operator-files';
+import { HOME_TOOL_FOLDERS, operatorPaths } from '../../src/safe-fs/operator-files';
 import { tempWorkspace } from '../support/temporal';
 
 const tmp = realpathSync(os.tmpdir());
@@ -105,6 +105,8 @@ test("the operator's files: settings, MCP configuration, agents, Temporal profil
     ['~/.ssh', path.join(os.homedir(), '.ssh')],
     ['XDG_CACHE_HOME', path.join(os.homedir(), '.cache', 'durable-agent')],
     ['XDG_DATA_HOME', path.join(os.homedir(), '.local', 'share', 'durable-agent')],
+    // The home's tool folders (home-tool-folders.test.ts).
+    ...HOME_TOOL_FOLDERS.map((folder) => ['HOME', path.join(os.homedir(), folder)]),
   ]);
 });
 
