@@ -71,6 +71,8 @@ export class StatusBoard {
   index(status: RunStatus | typeof CONTINUED_STATUS = this.state.status): void {
     // Current Details follow every status change too (not a command: free, and replay-safe).
     this.showDetails();
+    // Handed over: a late subagent report must not index this closing execution as running again.
+    if (this.indexed.status === CONTINUED_STATUS) return;
     this.indexOnChange(status, this.indexed);
   }
 

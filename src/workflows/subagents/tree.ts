@@ -365,15 +365,20 @@ export class SubagentTree implements RemoteApprovals {
       void grant(true);
       return;
     }
-    void budget.admit(Math.min(r.usd, MAX_RESERVATION_USD)).then((held) => {
-      // Ended meanwhile: nothing will release it.
-      if (held && this.running.get(child.workflowId) !== child) {
-        budget.release(held);
-        return;
-      }
-      if (held) child.reservations.set(id, held);
-      void grant(held !== undefined);
-    });
+    void budget
+      .admit(Math.min(r.usd, MAX_RESERVATION_USD))
+      .then((held) => {
+        // Ended meanwhile: nothing will release it.
+        if (held && this.running.get(child.workflowId) !== child) {
+          budget.release(held);
+          return;
+        }
+        if (held) child.reservations.set(id, held);
+        void grant(held !== undefined);
+      })
+      // This run is being cancelled (the wait for room, or for its own parent's grant, ends with it):
+      // the child is cancelled with it and asks no more.
+      .catch(() => undefined);
   }
 
   /** A decision on an approval below this run: an event here, and up to this run's parent (when it has one). */
