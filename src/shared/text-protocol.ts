@@ -34,10 +34,10 @@ export interface ParseOptions {
   /** Parameters nesting deeper than this many arrays/objects are refused (malformed, `overBound`). */
   maxDepth?: number;
   /**
-   * Any tool name parses (the tools are the worker's, not all known by name here): the call goes on
-   * and whoever runs it answers a name it lacks. `toolNames` is then only what a malformed reply lists.
+   * Names outside `toolNames` that parse too (the worker's tools, not all known by name here): the
+   * call goes on and whoever runs it answers a name it lacks.
    */
-  anyName?: boolean;
+  acceptName?: (name: string) => boolean;
 }
 
 /** The call format, shown in the instructions and in every malformed-block observation. */
@@ -106,7 +106,7 @@ export function parseToolReply(
   if (findTag(text, 'tool_code', block.end, false)) {
     return malformed('the reply holds more than one <tool_code> block; call one tool per reply', toolNames);
   }
-  if (!options.anyName && !toolNames.includes(block.name)) {
+  if (!toolNames.includes(block.name) && !options.acceptName?.(block.name)) {
     const available = toolNames.length > 0 ? toolNames.join(', ') : '(none)';
     return malformed(`Tool '${cut(block.name)}' not found. Available tools: ${available}`, toolNames);
   }

@@ -212,7 +212,10 @@ test('a tool that exists but is not enabled for the run is refused like an unkno
   expect(result.exitReason).toBe('completed');
   expect(model.requests[0]?.tools.map((t) => t.name)).toEqual(['read_file']);
   const [res] = toolResults(model.requests[1]?.messages[2]);
-  expect(res).toMatchObject({ is_error: true, content: "Error: Tool 'bash' not found. Available tools: read_file." });
+  expect(res).toMatchObject({
+    is_error: true,
+    content: "Error: Tool 'bash' not found. Unknown tool; this run's tools are: read_file.",
+  });
   await expect(fs.stat(path.join(suite.workspace, 'should-not-exist'))).rejects.toThrow();
 });
 
@@ -396,7 +399,7 @@ test('invalid run input fails the run at once with a readable, non-retryable err
     const handle = await suite.env.client.workflow.start(WORKFLOW_TYPE, {
       taskQueue: tq,
       workflowId: workflowId('invalid'),
-      args: [{ prompt: '', maxIterations: 0, tools: ['teleport'] }],
+      args: [{ prompt: '', maxIterations: 0, tools: ['tele port'] }],
     });
     const error = await handle.result().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WorkflowFailedError);
@@ -405,7 +408,7 @@ test('invalid run input fails the run at once with a readable, non-retryable err
     expect(cause.nonRetryable).toBe(true);
     expect(cause.message).toMatch(/prompt/);
     expect(cause.message).toMatch(/maxIterations: maxIterations must be at least 1/);
-    expect(cause.message).toMatch(/unknown tool 'teleport'; available tools: bash/);
+    expect(cause.message).toMatch(/tool name 'tele port' is not a tool name/);
   });
   expect(model.requests).toHaveLength(0);
 });

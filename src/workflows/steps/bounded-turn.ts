@@ -49,8 +49,12 @@ async function runWithRefused<R>(
 }
 
 /** A text-protocol reply, its parameters bounded in depth before workflow code walks them. */
-export function parseBoundedReply(text: string, toolNames: readonly string[], anyName = false): ParsedToolReply {
-  return parseToolReply(text, toolNames, { maxDepth: MAX_MODEL_VALUE_DEPTH, anyName });
+export function parseBoundedReply(
+  text: string,
+  toolNames: readonly string[],
+  acceptName?: (name: string) => boolean,
+): ParsedToolReply {
+  return parseToolReply(text, toolNames, { maxDepth: MAX_MODEL_VALUE_DEPTH, ...(acceptName ? { acceptName } : {}) });
 }
 
 /** The observation carrying a tool's result, every spelling of its closing tag escaped in the content. */

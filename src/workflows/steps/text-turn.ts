@@ -18,7 +18,12 @@ export async function textToolTurn(
   const { conversation } = state;
   const { textTools, requireDone, openTextTools } = run.settings;
   // The run's MCP tools may be called too (they change between turns).
-  const parsed = parseBoundedReply(text, [...(textTools ?? []), ...run.mcp.names()], openTextTools);
+  // Without a tool list, the worker's own tools parse by any name (MCP tools are known here by name).
+  const parsed = parseBoundedReply(
+    text,
+    [...(textTools ?? []), ...run.mcp.names()],
+    openTextTools ? (name) => !name.startsWith('mcp__') : undefined,
+  );
   // The model's words only (its thought before a block); the call itself is narrated as a tool call.
   // A final reply is the answer, unless only `done` may end the run: then it is narrated as text.
   const prose = parsed.kind === 'final' ? (requireDone ? parsed.text : '') : replyProse(text);
