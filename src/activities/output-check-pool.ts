@@ -98,6 +98,8 @@ export class OutputCheckPool {
   private entry: ThreadEntry | undefined;
   private readonly waiters: Waiter[] = [];
   private readonly runs = new Map<string, RunUse>();
+  /** Checks answered "busy" so far (tests, diagnostics). */
+  busyCount = 0;
 
   constructor(private readonly options: OutputCheckPoolOptions = {}) {}
 
@@ -182,6 +184,7 @@ export class OutputCheckPool {
       };
       const timer = setTimeout(() => {
         leave();
+        this.busyCount++;
         reject(new ValidatorBusyError(queueMs));
       }, queueMs);
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -282,6 +285,9 @@ export class OutputCheckPool {
       stdout: false,
       stderr: false,
     });
+    // A thread being terminated (its check stopped) may still run out of memory before it ends: that
+    // error, with the check's own listener gone, must not become the worker's uncaught exception.
+    worker.on('error', () => undefined);
     // An idle thread that dies (it should not) is forgotten rather than handed the next check.
     worker.once('exit', () => {
       if (this.idle === worker) this.idle = undefined;
