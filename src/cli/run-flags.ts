@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { readMcpConfigFile } from '../mcp/config';
+import { rootsFromEnv } from '../tools/workspace-root-dirs';
 import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_MAX_ITERATIONS,
@@ -23,7 +24,7 @@ type InputPart = Partial<AgentRunInput>;
 export interface RunFlagSpec extends FlagSpec {
   readonly sets?: readonly RunInputKey[];
   /** From the flag's (checked) value to the run input it sets; may read a file. */
-  readonly toInput?: (value: never) => InputPart | Promise<InputPart>;
+  readonly toInput?: (value: never, flags: Readonly<Record<string, unknown>>) => InputPart | Promise<InputPart>;
 }
 
 /** `--tool-choice auto|none|<tool>`: a tool name forces that tool on the first model call. */
@@ -39,7 +40,12 @@ function toolChoiceFlag(value: string): RunToolChoice {
 }
 
 /** `--mcp-config FILE`, read here and sent as the run's `mcpServers`, unexpanded: `${VAR}` expands on the worker. */
-async function mcpServersFile(file: string): Promise<InputPart> {
+async function mcpServersFile(file: string, flags: Readonly<Record<string, unknown>> = {}): Promise<InputPart> {
+  // Never a file a run could have written (docs/mcp.md, "Where operator servers run").
+  const ws = typeof flags.workspace === 'string' ? flags.workspace : process.cwd();
+  const { clientConfigFileRefusal } = await import('../mcp/operator-launch');
+  const refused = clientConfigFileRefusal(file, ws, rootsFromEnv() ?? [process.cwd()]);
+  if (refused) throw new PromptRefused(`--mcp-config: ${refused}`);
   const read = await readMcpConfigFile(path.resolve(file));
   if (read.ok !== true) {
     throw new PromptRefused(`--mcp-config: ${read.ok === 'absent' ? `${file} does not exist` : read.error}`);
@@ -232,7 +238,10 @@ export async function runInputFromFlags(values: RunFlagValues): Promise<InputPar
     const value = (values as Record<string, unknown>)[spec.name];
     if (!spec.sets || value === undefined || value === false) continue;
     const part = spec.toInput
-      ? await (spec.toInput as (v: unknown) => InputPart | Promise<InputPart>)(value)
+      ? await (spec.toInput as (v: unknown, all: Record<string, unknown>) => InputPart | Promise<InputPart>)(
+          value,
+          values,
+        )
       : { [spec.sets[0]!]: value };
     input = { ...input, ...part };
   }

@@ -169,3 +169,29 @@ export class PrivateDirectory {
     this.dir = undefined;
   }
 }
+
+/**
+ * Why a configuration file read as the operator's on the client (`run --mcp-config FILE`) is
+ * refused, or undefined: it lies (as given or as it resolves) in the run's workspace or a workspace
+ * root, where an earlier run's model could have written the servers that would now run
+ * unsandboxed with the worker's rights and environment.
+ */
+export function clientConfigFileRefusal(file: string, workspace: string, roots: readonly string[]): string | undefined {
+  const spelt = [...new Set([path.resolve(file), realOrResolved(file)])];
+  const dirs: [string, string][] = [
+    [workspace, "the run's workspace"],
+    ...roots.map((r): [string, string] => [r, 'the workspace root']),
+  ];
+  for (const [dir, what] of dirs) {
+    const found = [...new Set([path.resolve(dir), realOrResolved(dir)])].find((d) => spelt.some((f) => isInside(d, f)));
+    if (found === undefined) continue;
+    const resolves = spelt.length > 1 ? ` (it resolves to ${spelt[1]})` : '';
+    return (
+      `${file}${resolves} lies in ${what} ${found}, which a run's model can write: its servers would run ` +
+      "unsandboxed with the worker's rights and environment, so it is not read. Move the file outside the " +
+      'workspace and the workspace roots (DURABLE_AGENT_WORKSPACE_ROOTS, else the directory run starts in), or ' +
+      "leave the project's servers in the workspace's own .mcp.json, which the worker runs sandboxed"
+    );
+  }
+  return undefined;
+}
