@@ -70,7 +70,7 @@ export class EncryptedStore implements CheckpointStore {
     checkName(kind, name);
     if (sha256(plaintext) !== name)
       throw new Error(`Refusing to store ${WHAT[kind]} ${name}: its bytes hash otherwise.`);
-    if (await this.objects.has(kind, name)) return;
+    // Write-once below: an existing object (a ciphertext of the same plaintext) is kept.
     await this.objects.put(kind, name, this.seal(kind, name, plaintext));
   }
 

@@ -14,10 +14,11 @@ import { CheckpointMissingError } from './store';
  * Checkpoint objects in S3-compatible storage (AWS S3, Cloudflare R2, GCS's S3 API, MinIO,
  * SeaweedFS) through the official AWS SDK: `<prefix>/blobs/<hash>` and `<prefix>/manifests/<id>`.
  *
- * Write-once: a HEAD first (an object that exists is never uploaded again, which is also what makes
- * an incremental checkpoint upload only new contents), then a PUT with `If-None-Match: *`, so two
- * workers racing on one name cannot overwrite each other (a 412 means the other won; equal names
- * hold equal plaintext). A server that does not implement the condition gets a plain PUT.
+ * Write-once: a PUT with `If-None-Match: *` (AWS S3, R2, MinIO and SeaweedFS implement it), so an
+ * object that exists is never rewritten and two workers racing on one name cannot overwrite each
+ * other (a 412 means the other won; equal names hold equal plaintext). The recorder asks `has` (a
+ * HEAD) before it reads a content, which is what makes an incremental checkpoint upload only new
+ * contents. A server that answers the condition with 501 gets a HEAD and a plain PUT from then on.
  *
  * Bounded: each request has a connect and a response timeout, the SDK retries a few times, and a
  * whole call is aborted after `callTimeoutMs`, so a dead or killed store fails a call in seconds
@@ -61,6 +62,8 @@ export class S3Objects implements ObjectStore {
       requestHandler: {
         connectionTimeout: options.connectTimeoutMs ?? S3_DEFAULTS.connectTimeoutMs,
         requestTimeout: options.requestTimeoutMs ?? S3_DEFAULTS.requestTimeoutMs,
+        // Without it the SDK only logs a warning and keeps waiting.
+        throwOnRequestTimeout: true,
       },
       // Contents are verified by their SHA-256 name; no extra checksum round on every request.
       requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -100,7 +103,9 @@ export class S3Objects implements ObjectStore {
 
   async put(kind: ObjectKind, name: string, bytes: Buffer): Promise<void> {
     const Key = this.key(kind, name);
-    if (await this.has(kind, name)) return;
+    // Callers ask `has` before reading and hashing a content; the conditional PUT makes a second HEAD
+    // needless. Without the condition, a HEAD keeps an existing object from being rewritten.
+    if (!this.conditionalPut && (await this.has(kind, name))) return;
     const send = (conditional: boolean) =>
       this.call('PUT', Key, (abortSignal) =>
         this.client.send(
@@ -123,7 +128,7 @@ export class S3Objects implements ObjectStore {
       if (code === 412 || code === 409) return;
       if (this.conditionalPut && code === 501) {
         this.conditionalPut = false;
-        await send(false);
+        if (!(await this.has(kind, name))) await send(false);
         return;
       }
       throw error;
