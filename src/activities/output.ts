@@ -26,12 +26,21 @@ export async function checkOutput(input: CheckOutputInput): Promise<CheckOutputO
     return await outputCheckPool().check(
       { schema: schema as CheckOutputInput['schema'], ...(text !== undefined ? { text } : {}) },
       context?.cancellationSignal,
-      context?.info.workflowExecution?.workflowId,
+      runKey(context),
     );
   } catch (error) {
     if (error instanceof ValidatorBusyError) throw ApplicationFailure.retryable(error.message, OUTPUT_CHECK_BUSY_ERROR);
     throw error;
   }
+}
+
+/**
+ * Whose check this is, for the pool's fairness and per-run budget: the execution (workflow id and run
+ * id), so a new run that reuses a closed run's id starts with a budget of its own.
+ */
+function runKey(context: Context | undefined): string | undefined {
+  const execution = context?.info.workflowExecution;
+  return execution ? `${execution.workflowId}/${execution.runId}` : undefined;
 }
 
 /** The activity's context; none when called outside an activity (tests, tools). */

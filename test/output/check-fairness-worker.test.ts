@@ -53,7 +53,9 @@ test('a run with a trivial schema completes while six hostile runs keep the vali
       ),
     );
     // The victim starts once hostile answers have run into the deadline.
-    await waitFor(() => hostile.some((handle) => pool!.usedMs(handle.workflowId) >= 500));
+    await waitFor(() =>
+      hostile.some((handle) => pool!.usedMs(`${handle.workflowId}/${handle.firstExecutionRunId}`) >= 500),
+    );
     const victim = await start(taskQueue, { prompt: 'A string, please.', outputSchema: { type: 'string' } });
     expect(await runResult(victim)).toMatchObject({ exitReason: 'completed', finalText: '"ok"', output: 'ok' });
     for (const handle of hostile) {

@@ -71,7 +71,8 @@ test('a free thread goes to the run that used the least validator time, one chec
 });
 
 test('a check that cannot get a thread within the queue budget is busy; a run over its budget is not checked again', async () => {
-  const pool = new OutputCheckPool({ maxThreads: 1, deadlineMs: 1_000, queueMs: 200, runBudgetMs: 900 });
+  // Deadlines of seconds: a cold thread (loading ajv) on a loaded machine takes a good part of a second.
+  const pool = new OutputCheckPool({ maxThreads: 1, deadlineMs: 4_000, queueMs: 200, runBudgetMs: 500 });
   try {
     const running = pool.check(hostile, undefined, 'hostile');
     await expect(pool.check(trivial, undefined, 'victim')).rejects.toBeInstanceOf(ValidatorBusyError);
@@ -79,7 +80,7 @@ test('a check that cannot get a thread within the queue budget is busy; a run ov
     expect(await running).toMatchObject({ kind: 'invalid' });
     // Once the thread is free, the victim is checked.
     expect(await pool.check(trivial, undefined, 'victim')).toEqual({ kind: 'valid', json: '"ok"' });
-    // The hostile run used its 0.9 s: its next answer (even a trivial one) is refused unchecked, at once.
+    // The hostile run used more than its 0.5 s: its next answer (even a trivial one) is refused unchecked, at once.
     const refused = await pool.check(trivial, undefined, 'hostile');
     expect(refused).toEqual({
       kind: 'invalid',
