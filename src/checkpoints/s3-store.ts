@@ -151,15 +151,22 @@ export class S3Objects implements ObjectStore {
         body.destroy();
         throw tooLarge(this.description, kind, name, answer.ContentLength, maxBytes);
       }
+      // The deadline covers the download too: a server that stalls mid-body does not hold the call.
+      const onAbort = () => body.destroy(new Error('the download was cut at the deadline'));
+      abortSignal.addEventListener('abort', onAbort, { once: true });
       const chunks: Buffer[] = [];
       let total = 0;
-      for await (const chunk of body) {
-        total += (chunk as Buffer).length;
-        if (total > maxBytes) {
-          body.destroy();
-          throw tooLarge(this.description, kind, name, total, maxBytes);
+      try {
+        for await (const chunk of body) {
+          total += (chunk as Buffer).length;
+          if (total > maxBytes) {
+            body.destroy();
+            throw tooLarge(this.description, kind, name, total, maxBytes);
+          }
+          chunks.push(chunk as Buffer);
         }
-        chunks.push(chunk as Buffer);
+      } finally {
+        abortSignal.removeEventListener('abort', onAbort);
       }
       return Buffer.concat(chunks, total);
     });
