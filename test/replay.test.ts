@@ -38,6 +38,9 @@ import { RoutedModel } from './subagents/routed-model';
  * (`continue-as-new-v0.2.0-execution-2.json`, which carries its context and prepares nothing) and the
  * subagents pair (a run offering `task`, as this parent and its child both do, starts with
  * `prepareRun` in 0.3.0 too).
+ *
+ * 0.3.1 (docs/upgrading.md, "0.3.1") replays every 0.3.0 recording; the corpus was recorded again as
+ * `*-v0.3.1.json`, with a budgeted subagent tree (`subagents-budget-*`) whose calls reserve their cost.
  */
 const HISTORIES = HISTORIES_DIR;
 
@@ -98,7 +101,15 @@ recordOnly.each(SCENARIOS.map((s) => [s.name, s] as const))('record: %s', async 
   }
 });
 
-recordOnly('record: a run whose task calls start two subagents (one named) in parallel', async () => {
+/**
+ * Subagent trees: two subagents (one named) started in parallel; recorded once without a budget (the
+ * children's spending comes back in their results) and once with `maxBudgetUsd` on a priced model
+ * (0.3.1: each model call reserves its expected cost with the run that owns the budget, by signals).
+ */
+recordOnly.each([
+  ['subagents', {}],
+  ['subagents-budget', { model: 'claude-haiku-4-5', maxBudgetUsd: 5 }],
+] as const)('record: %s, a run whose task calls start two subagents in parallel', async (prefix, extra) => {
   const env = await connectTestEnv();
   try {
     const workspace = await tempWorkspace('record-subagents');
@@ -127,6 +138,7 @@ recordOnly('record: a run whose task calls start two subagents (one named) in pa
             model: 'scripted-demo',
             workspace,
             tools: ['read_file', 'task'],
+            ...extra,
             agents: { greeter: { description: 'Says hi', prompt: 'You greet.' } },
           },
         ],
@@ -134,10 +146,10 @@ recordOnly('record: a run whose task calls start two subagents (one named) in pa
       expect((await handle.result()).exitReason).toBe('completed');
     });
     const label = process.env.DA_RECORD_LABEL ?? new Date().toISOString().slice(0, 10);
-    // The parent's history and its first child's (no budget: its spending comes back in its result).
+    // The parent's history and its first child's.
     for (const [id, name] of [
-      [workflowId, 'subagents-parent'],
-      [`${workflowId}.task-1`, 'subagents-child'],
+      [workflowId, `${prefix}-parent`],
+      [`${workflowId}.task-1`, `${prefix}-child`],
     ]) {
       const json = execFileSync(process.env.DA_TEST_TEMPORAL_CLI!, [
         'workflow',
