@@ -27,12 +27,15 @@ export interface RunFlagSpec extends FlagSpec {
   readonly toInput?: (value: never, flags: Readonly<Record<string, unknown>>) => InputPart | Promise<InputPart>;
 }
 
-/** `--tool-choice auto|none|<tool>`: a tool name forces that tool on the first model call. */
+/**
+ * `--tool-choice auto|none|any|required|<tool>`: `any` (or `required`) makes the model call some tool, a
+ * tool name forces that tool until it is called.
+ */
 function toolChoiceFlag(value: string): RunToolChoice {
-  if (value === 'auto' || value === 'none') return value;
+  if (value === 'auto' || value === 'none' || value === 'any' || value === 'required') return value;
   if (!/^[A-Za-z0-9_-]{1,128}$/.test(value)) {
     throw new UsageError(
-      `--tool-choice must be auto, none or a tool name, got '${visibleLine(value.slice(0, 80))}'`,
+      `--tool-choice must be auto, none, any, required or a tool name, got '${visibleLine(value.slice(0, 80))}'`,
       'run',
     );
   }
@@ -136,8 +139,8 @@ export const RUN_FLAGS = [
   {
     name: 'tool-choice',
     type: 'string',
-    value: 'auto|none|TOOL',
-    help: 'a tool name: the first model call must call that tool',
+    value: 'auto|none|any|required|TOOL',
+    help: 'any/required: the model must call a tool; a tool name: the model must call that tool (until it does)',
     sets: ['toolChoice'],
     toInput: (value: string) => ({ toolChoice: toolChoiceFlag(value) }),
   },

@@ -12,6 +12,16 @@ import { agentRunInputSchema, parseRunInput } from '../../src/shared';
 const flags: readonly RunFlagSpec[] = RUN_FLAGS;
 const schemaFields = Object.keys(agentRunInputSchema().shape).sort();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'run-flags-'));
+// The suite's roots hold the temp dir, and `--mcp-config` refuses a file in a root (a run could have
+// written it): here the roots are a folder of their own, beside the files.
+const savedRoots = process.env.DURABLE_AGENT_WORKSPACE_ROOTS;
+beforeAll(() => {
+  process.env.DURABLE_AGENT_WORKSPACE_ROOTS = mkdtempSync(path.join(os.tmpdir(), 'run-flags-root-'));
+});
+afterAll(() => {
+  if (savedRoots === undefined) delete process.env.DURABLE_AGENT_WORKSPACE_ROOTS;
+  else process.env.DURABLE_AGENT_WORKSPACE_ROOTS = savedRoots;
+});
 const files = {
   'output-schema': path.join(dir, 'schema.json'),
   'mcp-config': path.join(dir, 'mcp.json'),
@@ -71,4 +81,15 @@ test('docs/configuration.md names every run flag and the field it sets', () => {
     expect({ flag: flag.name, named: doc.includes(`--${flag.name}`) }).toEqual({ flag: flag.name, named: true });
     for (const field of flag.sets ?? []) expect(doc).toContain(`\`${field}\``);
   }
+});
+
+test('--tool-choice takes any and required (a tool call), a tool name, and refuses anything else', async () => {
+  expect(await runInputFromFlags({ 'tool-choice': 'any' })).toEqual({ toolChoice: 'any' });
+  expect(await runInputFromFlags({ 'tool-choice': 'required' })).toEqual({ toolChoice: 'required' });
+  expect(await runInputFromFlags({ 'tool-choice': 'lookup_price' })).toEqual({
+    toolChoice: { type: 'tool', name: 'lookup_price' },
+  });
+  await expect(runInputFromFlags({ 'tool-choice': 'not a tool' })).rejects.toThrow(
+    'must be auto, none, any, required or a tool name',
+  );
 });
