@@ -69,8 +69,9 @@ export async function outcomeUnknownMessage(
 
 /**
  * A retry's earlier attempts all started after the activity was first scheduled. A call moved from
- * a lost worker's queue (`mayHaveStarted`) was scheduled anew, so its earlier start can only be
- * bounded by the tool's start-to-close timeout: look that far back.
+ * a lost worker's queue (`mayHaveStarted`) was scheduled anew: its earlier start was no earlier than
+ * the workflow's first scheduling (`firstScheduledAt`), so changes before it (the run's own earlier
+ * turns, files changed before the run) are not listed as the call's.
  */
 function changesSince(input: RunToolInput): number | undefined {
   let scheduled: number;
@@ -79,7 +80,12 @@ function changesSince(input: RunToolInput): number | undefined {
   } catch {
     return undefined; // not inside an activity
   }
-  return input.mayHaveStarted ? scheduled - msToNumber(TOOL_START_TO_CLOSE_TIMEOUT) : scheduled;
+  if (!input.mayHaveStarted) return scheduled;
+  // The workflow says when it first scheduled the call (0.3.1); earlier builds do not: look back a timeout.
+  const first = input.firstScheduledAt;
+  return typeof first === 'number' && Number.isFinite(first) && first <= scheduled
+    ? first
+    : scheduled - msToNumber(TOOL_START_TO_CLOSE_TIMEOUT);
 }
 
 /** One line naming the workspace files modified at or after `since` (bounded search). */

@@ -86,6 +86,8 @@ export interface RunToolInput {
    * fell back from that worker's queue): a mutating tool then reports an unknown outcome instead of running.
    */
   mayHaveStarted?: boolean;
+  /** With `mayHaveStarted`: when the workflow first scheduled the call (epoch ms), so no earlier change is blamed on it. */
+  firstScheduledAt?: number;
   /** The run allows commands network access (`network: true` in the run input). */
   network?: boolean;
   /** Commands the run denies on top of the worker's policy. */

@@ -51,3 +51,24 @@ test('write_file: reports the file and whether it changed after the call was sch
   const missing = await outcomeUnknownMessage(call('write_file', { path: 'b.txt', content: 'x' }), workspace, 2);
   expect(missing).toContain('Current state of b.txt: does not exist');
 });
+
+test('a call moved from a lost worker lists only changes since the workflow first scheduled it, not files changed before', async () => {
+  const { MockActivityEnvironment } = await import('@temporalio/testing');
+  const workspace = await tempWorkspace('unknown');
+  // Changed five minutes ago: before the run started, inside the tool's 11-minute timeout.
+  await fs.writeFile(path.join(workspace, 'before-the-run.txt'), 'old');
+  const fiveMinutesAgo = new Date(Date.now() - 5 * 60_000);
+  await fs.utimes(path.join(workspace, 'before-the-run.txt'), fiveMinutesAgo, fiveMinutesAgo);
+  const firstScheduledAt = Date.now() - 2_000;
+  await fs.writeFile(path.join(workspace, 'by-the-lost-attempt.txt'), 'new');
+  const env = new MockActivityEnvironment({ scheduledTimestampMs: Date.now() });
+  const text = await env.run(() =>
+    outcomeUnknownMessage(
+      { ...call('bash', { command: 'make' }), mayHaveStarted: true, firstScheduledAt },
+      workspace,
+      1,
+    ),
+  );
+  expect(text).toContain(`changed since ${new Date(firstScheduledAt).toISOString()}: by-the-lost-attempt.txt`);
+  expect(text).not.toContain('before-the-run.txt');
+});

@@ -80,11 +80,15 @@ export class ToolCalls {
         return result;
       });
     }
+    // Workflow time: the same on replay. An attempt on a lost worker started no earlier than this.
+    const scheduledAt = Date.now();
     return this.modelCalls.onWorker(
       (options: ActivityOptions | Record<string, never>) =>
         this.remote.runTool.executeWithOptions({ summary, ...options }, [args]),
       (started) =>
-        this.remote.runTool.executeWithOptions({ summary }, [started ? { ...args, mayHaveStarted: true } : args]),
+        this.remote.runTool.executeWithOptions({ summary }, [
+          started ? { ...args, mayHaveStarted: true, firstScheduledAt: scheduledAt } : args,
+        ]),
       true,
     );
   }
