@@ -45,7 +45,11 @@ export class McpTools {
   private carriedIn: unknown[] | undefined;
 
   constructor(
-    private readonly run: { workspace?: string; network: boolean },
+    /**
+     * `only`: the MCP entries of the run's `tools` (`mcp__<server>__<tool>`, or `mcp__<server>` for all of a
+     * server's tools); when there are any, the run offers those MCP tools and no others.
+     */
+    private readonly run: { workspace?: string; network: boolean; only?: readonly string[] },
     private readonly emit: (event: RunEventInput) => void,
     /** Told the new definitions (the model calls send them). */
     private readonly onChange: (specs: ToolSpec[], hash: string | undefined) => void = () => {},
@@ -247,12 +251,19 @@ export class McpTools {
     };
   }
 
+  /** Whether the run's `tools` lets the model see this MCP tool (every one, when it names none). */
+  private named(name: string): boolean {
+    const only = this.run.only;
+    return !only?.length || only.some((entry) => name === entry || name.startsWith(`${entry}__`));
+  }
+
   private use(servers: McpServerListing[]): void {
     this.servers = servers;
     this.byName.clear();
     // Servers come operator first (the run's, the worker's, the workspace's): on a name offered twice the first keeps it.
     for (const server of servers) {
       for (const tool of server.tools) {
+        if (!this.named(tool.name)) continue;
         const taken = this.byName.get(tool.name);
         if (!taken) {
           this.byName.set(tool.name, { server, tool });

@@ -99,7 +99,10 @@ export class Run {
     this.answers = input.outputSchema ? new AnswerCheck(input.outputSchema, state.conversation, emit) : undefined;
     const place = { workspace: input.workspace, network: input.network ?? false };
     this.hooks = new Hooks({ runId: info.workflowId, ...place }, emit, state);
-    this.mcp = new McpTools({ ...place }, emit, (specs, hash) => this.modelCalls.useMcpTools(specs, hash));
+    const onlyMcp = input.tools?.filter((name) => name.startsWith('mcp__'));
+    this.mcp = new McpTools({ ...place, ...(onlyMcp?.length ? { only: onlyMcp } : {}) }, emit, (specs, hash) =>
+      this.modelCalls.useMcpTools(specs, hash),
+    );
     this.modelCalls = new ModelCalls(
       state.conversation,
       {
