@@ -117,10 +117,10 @@ if (forTests) {
     const started = Date.now();
     try {
       await withProgress('building SeaweedFS', ensureWeed(say));
+      say(`SeaweedFS ready (${Math.round((Date.now() - started) / 1000)} s)`);
     } catch (err) {
-      say(err.message);
-      process.exit(1);
+      // Not fatal: only the checkpoint store's S3 tests need it, and they say they were skipped.
+      say(`SeaweedFS could not be built, so the S3 checkpoint store tests will be skipped: ${err.message}`);
     }
-    say(`SeaweedFS ready (${Math.round((Date.now() - started) / 1000)} s)`);
   }
 }

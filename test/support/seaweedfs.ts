@@ -23,14 +23,17 @@ export function weedBinary(): { path: string } | { missing: string } {
   };
 }
 
-/** `describe`, or `describe.skip` with the reason printed; under CI a missing binary fails instead. */
+/**
+ * `describe`, or `describe.skip` with the reason printed (setup builds SeaweedFS, but a failed build only
+ * warns: the checkpoint store is not yet used by runs). With DA_REQUIRE_SEAWEEDFS=1 a missing binary fails.
+ */
 export function describeWithSeaweedfs(name: string, body: () => void): void {
   const found = weedBinary();
   if ('path' in found) {
     describe(name, body);
     return;
   }
-  if (process.env.CI) {
+  if (process.env.DA_REQUIRE_SEAWEEDFS === '1') {
     describe(name, () => test('SeaweedFS is available', () => expect(found.missing).toBe('')));
     return;
   }
