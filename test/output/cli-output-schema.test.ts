@@ -88,7 +88,7 @@ test('run --tool-choice: a forced tool for a model that rejects forcing, or a ba
   await expect(env.client.workflow.getHandle(`cli-choice-${tag}`).describe()).rejects.toThrow();
   const bad = await durableAgent(['run', 'look', '--tool-choice', 'two words', '--no-inline-worker']);
   expect(bad.code).toBe(2);
-  expect(bad.stderr).toContain("--tool-choice must be auto, none or a tool name, got 'two words'");
+  expect(bad.stderr).toContain("--tool-choice must be auto, none, any, required or a tool name, got 'two words'");
 }, 60_000);
 
 test('run --tool-choice none reaches the run input', async () => {
