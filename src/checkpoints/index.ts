@@ -13,10 +13,10 @@ export {
   type ManifestEntry,
   type OmittedEntry,
 } from './manifest';
-export { CheckpointMissingError, DirectoryStore, type CheckpointStore } from './store';
+export { CheckpointMissingError, type CheckpointStore } from './store';
 export { DEFAULT_CHECKPOINT_LIMITS, recordCheckpoint, type CheckpointLimits, type RecordedCheckpoint } from './record';
 export { loadManifest, restoreCheckpoint, type RestoredCheckpoint } from './restore';
-export { DirectoryObjects, VerifiedStore, type ObjectStore } from './objects';
+export { DirectoryObjects, DirectoryStore, VerifiedStore, type ObjectStore } from './objects';
 export { S3Objects, type S3ObjectsOptions } from './s3-store';
 export { EncryptedStore } from './encrypted-store';
 export {

@@ -171,3 +171,15 @@ export class DirectoryObjects implements ObjectStore {
     }
   }
 }
+
+/**
+ * The embedded store: a directory on the worker's host (`blobs/ab/<hash>`, `manifests/<id>.json`), written
+ * write-once through a temporary name and verified on read. Manifests are synced to disk before they are
+ * renamed; contents are not (one sync per file would cost more than the rest of a checkpoint), so after a
+ * host crash a content may read as corrupt, and a restore that needs it fails saying so.
+ */
+export class DirectoryStore extends VerifiedStore {
+  constructor(readonly root: string) {
+    super(new DirectoryObjects(root));
+  }
+}

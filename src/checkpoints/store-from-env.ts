@@ -2,9 +2,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CODEC_KEYS_ENV, parseCodecKeys } from '../codec/keys';
 import { EncryptedStore } from './encrypted-store';
-import { DirectoryObjects, VerifiedStore } from './objects';
+import { DirectoryObjects, DirectoryStore, VerifiedStore } from './objects';
 import { S3Objects } from './s3-store';
-import { DirectoryStore, type CheckpointStore } from './store';
+import type { CheckpointStore } from './store';
 
 /**
  * Which checkpoint store a worker uses, from `DURABLE_AGENT_CHECKPOINTS`:
