@@ -82,6 +82,15 @@ export interface ShellSpawn {
 /** Where a child that got the held workspace as its descriptor 3 (see {@link spawnShell}) reopens it. */
 export const INHERITED_WORKSPACE = `/proc/self/fd/${WORKSPACE_FD}`;
 
+/** Where and how one sandboxed call runs (see {@link sandboxedShellArgs}). */
+export interface LaunchOptions {
+  workspace: string;
+  workspaceSource: string;
+  network: boolean;
+  limits: CallLimits;
+  setenv?: Record<string, string>;
+}
+
 /**
  * The arguments of `/bin/bash` (the launcher) that run `command` in bubblewrap at `bwrap` within
  * the call's limits, with {@link bwrapProcessEnv} as its environment. `workspace` is the verified
@@ -90,17 +99,7 @@ export const INHERITED_WORKSPACE = `/proc/self/fd/${WORKSPACE_FD}`;
  * directory is what gets mounted, whatever the path names by then. `setenv` adds variables to the
  * sandbox's clean environment (a hook's project directory).
  */
-export function sandboxedShellArgs(
-  command: string,
-  bwrap: string,
-  options: {
-    workspace: string;
-    workspaceSource: string;
-    network: boolean;
-    limits: CallLimits;
-    setenv?: Record<string, string>;
-  },
-): string[] {
+export function sandboxedShellArgs(command: string, bwrap: string, options: LaunchOptions): string[] {
   const procs = options.limits.cgroupProcs ?? [];
   return [
     // No ~/.bashrc on the host: bash reads it for `-c` when its stdin is a socket (as a hook's is).
@@ -115,17 +114,7 @@ export function sandboxedShellArgs(
 }
 
 /** What {@link LAUNCH} takes: the workspace to reopen, RLIMIT_DATA, bubblewrap and its arguments, the command. */
-export function launchArgs(
-  command: string,
-  bwrap: string,
-  options: {
-    workspace: string;
-    workspaceSource: string;
-    network: boolean;
-    limits: CallLimits;
-    setenv?: Record<string, string>;
-  },
-): string[] {
+export function launchArgs(command: string, bwrap: string, options: LaunchOptions): string[] {
   const { limits } = options;
   const spec = { workspace: options.workspace, workspaceFd: WORKSPACE_FD, network: options.network, ...limits };
   return [
