@@ -13,3 +13,4 @@ export * from './run-outcome';
 export * from './output-schema';
 export * from './tool-choice';
 export * from './cancelled-result';
+export * from './checkpoints';
