@@ -1,0 +1,34 @@
+import { Context } from '@temporalio/activity';
+import type { PrepareRunInput, PrepareRunOutput } from '../shared/activity-io';
+import { createContextActivities } from './context';
+import type { HookActivities } from './hooks';
+import type { ActivityEnv } from './environment';
+
+/**
+ * Run start: the workspace, admitted by the worker's rules and resolved to the real path every
+ * later call uses (docs/file-safety.md); the system prompt (docs/context.md); which hook events
+ * have hooks (docs/hooks.md); and the run's MCP servers (docs/mcp.md).
+ */
+export function createRunStart(env: ActivityEnv, hooks: Pick<HookActivities, 'hookEvents'>) {
+  const { deps, defaultWorkspace, workspaces, mcp } = env;
+  const contextActivities = createContextActivities({ tools: deps.tools, defaultWorkspace, workspaces });
+
+  async function prepareRun(input: PrepareRunInput): Promise<PrepareRunOutput> {
+    const workspace = await contextActivities.admitWorkspace(input.context.workspace);
+    const context = await contextActivities.assembleContext({ ...input.context, workspace });
+    const hookEvents = await hooks.hookEvents({ workspace });
+    const servers = input.mcp
+      ? await mcp.listForRun({ ...input, context: { ...input.context, workspace } })
+      : undefined;
+    const local = Context.current().info.isLocal && deps.workerQueue;
+    return {
+      context,
+      hooks: hookEvents,
+      workspace,
+      ...(local ? { workerQueue: deps.workerQueue } : {}),
+      ...(servers ? { mcp: servers } : {}),
+    };
+  }
+
+  return { prepareRun };
+}
