@@ -6,14 +6,14 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 /**
- * Hot code imports a shared module itself (`../../shared/constants`), not the `src/shared` barrel:
- * TypeScript compiles its re-exports to getters, one call per access (docs/contributing.md, "The hot path").
+ * Hot code imports a shared module itself (`../../shared/constants`, `../../shared/run/tools`), not the
+ * `src/shared` or `src/shared/run` barrel: TypeScript compiles their re-exports to getters, one call per
+ * access (docs/contributing.md, "The hot path").
  */
 const SHARED_BARREL = {
-  regex: '^\\.{1,2}/(\\.\\./)*shared(/index)?(\\.[cm]?[jt]s)?/?$',
+  regex: '^\\.{1,2}/(\\.\\./)*shared(/run)?(/index)?(\\.[cm]?[jt]s)?/?$',
   allowTypeImports: true,
-  message:
-    "Import the shared module itself (e.g. '../../shared/constants'), not the barrel: its re-exports are getters.",
+  message: "Import the shared module itself (e.g. '../../shared/constants'), not a barrel: its re-exports are getters.",
 };
 
 /**

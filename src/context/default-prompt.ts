@@ -1,7 +1,7 @@
 import type { ToolSpec } from '../shared/messages';
 import type { ContextSkill } from '../shared/context-io';
 import { cutChars } from '../shared/bounds';
-import { DONE_TOOL_NAME } from '../shared/run';
+import { DONE_TOOL_NAME } from '../shared/run/tool-policy';
 import { MAX_TOOL_LINE_CHARS } from './limits';
 
 /**

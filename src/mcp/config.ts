@@ -1,6 +1,6 @@
 import { lstatSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { formatZodError } from '../shared/run';
+import { formatZodError } from '../shared/run/input';
 import { mcpServersSchema, type McpServerConfig, type McpSource } from '../shared/mcp';
 
 /** A configuration file larger than this is refused (it holds a few server entries). */

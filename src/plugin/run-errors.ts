@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { AgentHandle } from '../client';
 import { statusSearchAttribute } from '../shared/search-attributes';
-import { TERMINAL_STATUSES } from '../shared/run';
+import { TERMINAL_STATUSES } from '../shared/run/result';
 
 /**
  * A run refused what a client asked (`send`, `approve`, `deny`, `end`, `interrupt`): its message is

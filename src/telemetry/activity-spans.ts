@@ -15,7 +15,7 @@ import { CACHE_MISS_ERROR_TYPE } from '../shared/conversation';
 import { costOf } from '../shared/pricing';
 import type { AgentMetrics } from './metrics';
 import { baseActivityName } from '../shared/activity-names';
-import { BUILTIN_TOOL_NAMES, DONE_TOOL_NAME } from '../shared/run';
+import { BUILTIN_TOOL_NAMES, DONE_TOOL_NAME } from '../shared/run/tool-policy';
 
 /** Content attributes (opt-in) are cut to this many characters each. */
 export const CONTENT_ATTRIBUTE_CHARS = 32_768;

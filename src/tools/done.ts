@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DONE_TOOL_NAME } from '../shared/run';
+import { DONE_TOOL_NAME } from '../shared/run/tool-policy';
 import { defineTool } from './define-tool';
 
 /**

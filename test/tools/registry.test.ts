@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { MAX_TOOL_OUTPUT_CHARS } from '../../src/shared/constants';
-import { BUILTIN_SIDE_EFFECTS, BUILTIN_TOOL_NAMES, DONE_TOOL_NAME } from '../../src/shared/run';
+import { BUILTIN_SIDE_EFFECTS, BUILTIN_TOOL_NAMES, DONE_TOOL_NAME } from '../../src/shared/run/tool-policy';
 import { createDefaultRegistry, defineTool, ToolRegistry } from '../../src/tools';
 import { makeContext, makeTempDir } from './helpers';
 

@@ -3,7 +3,7 @@
  * workflow thread and shared by the rest (src/shared/built-once.ts).
  */
 import { builtOnce, onFirstUse } from '../../src/shared/built-once';
-import { agentRunInputSchema, parseRunInput } from '../../src/shared/run';
+import { agentRunInputSchema, parseRunInput } from '../../src/shared/run/input';
 
 test('a key is built once and the same value is returned after', () => {
   let builds = 0;

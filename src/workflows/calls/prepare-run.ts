@@ -3,7 +3,7 @@ import type { Activities } from '../../activities';
 import type { PrepareRunInput, PrepareRunOutput } from '../../shared/activity-io';
 import { cutChars, utf8Length } from '../../shared/bounds';
 import { ErrorTypes } from '../../shared/constants';
-import { DONE_TOOL_NAME } from '../../shared/run';
+import { DONE_TOOL_NAME } from '../../shared/run/tool-policy';
 import type { Run } from '../run/run';
 import { workerToolNames } from '../run/settings';
 import type { McpTools } from './mcp-tools';

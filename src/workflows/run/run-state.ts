@@ -32,7 +32,7 @@ export interface Fresh {
  * messages waiting for it, its progress events and what run start assembled. What crosses
  * continue-as-new is written by `snapshot()` and read back by `RunState.restore()`, side by side
  * below: a new carried field is a field here, a line in each of the two, and its type in
- * `runContinuationSchema` (src/shared/run.ts). A few rules keep the numbers consistent: cost is
+ * `runContinuationSchema` (src/shared/run/continuation.ts). A few rules keep the numbers consistent: cost is
  * `null` once any call's price is unknown (a partial sum would under-report), the status is derived.
  */
 export class RunState {

@@ -1,7 +1,8 @@
 import { CancellationScope, workflowInfo } from '@temporalio/workflow';
 import type { PrepareRunInput } from '../../shared/activity-io';
 import type { ModelResponse } from '../../shared/messages';
-import { DONE_TOOL_NAME, type AgentRunInput, type RunContinuation, type RunEventInput } from '../../shared/run';
+import { DONE_TOOL_NAME } from '../../shared/run/tool-policy';
+import type { AgentRunInput, RunContinuation, RunEventInput } from '../../shared/run';
 import { hasKnownPrice } from '../../shared/pricing';
 import { AnswerCheck } from '../calls/answer-check';
 import { Hooks } from '../calls/hooks';

@@ -6,13 +6,15 @@ import {
   BUILTIN_SIDE_EFFECTS,
   BUILTIN_TOOL_NAMES,
   DONE_TOOL_NAME,
+  type Permission,
+} from '../../shared/run/tool-policy';
+import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS,
   DEFAULTS,
   parseRunInput,
   type AgentRunInput,
-  type Permission,
-} from '../../shared/run';
+} from '../../shared/run/input';
 import { mcpServerKey } from '../../shared/mcp';
 import { describeUndecodable, isUndecodable } from '../../shared/undecodable';
 

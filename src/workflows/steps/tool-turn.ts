@@ -2,7 +2,7 @@ import { cutChars } from '../../shared/bounds';
 import { MAX_TOOL_CALLS_PER_TURN } from '../../shared/constants';
 import { toolResultBlock } from '../../shared/conversation';
 import type { ToolResultBlock, ToolUseBlock } from '../../shared/messages';
-import { DONE_TOOL_NAME, type Permission } from '../../shared/run';
+import { DONE_TOOL_NAME, type Permission } from '../../shared/run/tool-policy';
 import { TASK_TOOL_NAME } from '../../shared/subagents';
 import { failureMessage, startCall, stopping } from '../calls/failures';
 import { postToolEvent, runAsAsked, type PreToolDecision } from '../calls/hooks';

@@ -1,4 +1,4 @@
-import { BUILTIN_TOOL_NAMES } from '../../shared/run';
+import { BUILTIN_TOOL_NAMES } from '../../shared/run/tool-policy';
 import { DEFAULT_MAX_SUBAGENT_DEPTH, TASK_TOOL_NAME, offersTaskTool } from '../../shared/subagents';
 import type { ParsedInput } from '../run/settings';
 

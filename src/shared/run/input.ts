@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { onFirstUse } from './built-once';
-import { utf8Length, jsonBytes } from './bounds';
+import { onFirstUse } from '../built-once';
+import { utf8Length, jsonBytes } from '../bounds';
 import {
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_MAX_ITERATIONS,
@@ -8,137 +8,18 @@ import {
   MAX_PROMPT_BYTES,
   MAX_RUN_INPUT_BYTES,
   MAX_SYSTEM_PROMPT_BYTES,
-} from './constants';
-import { runTimeoutsSchema } from './run-timeouts';
-import { mcpServersSchema } from './mcp';
-import { ACCEPTED_ENCODING_HINT, describeUndecodable, isUndecodable } from './undecodable';
-import { outputSchemaSchema } from './output-schema';
-import { toolChoiceProblem, toolChoiceSchema } from './tool-choice';
-import type { ConversationSnapshot } from './conversation';
-import type { StopReason, Usage } from './messages';
-import {
-  MAX_SUBAGENT_DEPTH_LIMIT,
-  TASK_TOOL_NAME,
-  agentsInputSchema,
-  subagentInputSchema,
-  type SubagentApprovalOrigin,
-  type SubagentSummary,
-} from './subagents';
-
-/** Names of the built-in tools. The registry on the worker must provide exactly these. */
-export const BUILTIN_TOOL_NAMES = ['bash', 'read_file', 'write_file', 'edit_file', 'glob', 'grep'] as const;
-
-/** Side-effect class of each built-in tool, known to the workflow for approval policies. Others count as mutating. */
-export const BUILTIN_SIDE_EFFECTS: Readonly<Record<string, 'read_only' | 'mutating'>> = {
-  bash: 'mutating',
-  read_file: 'read_only',
-  write_file: 'mutating',
-  edit_file: 'mutating',
-  glob: 'read_only',
-  grep: 'read_only',
-};
-
-/** The tool a run with `requireDoneTool` must call to finish; opt-in, never offered otherwise. */
-export const DONE_TOOL_NAME = 'done';
-
-export const PERMISSIONS = ['allow', 'deny', 'ask'] as const;
-export type Permission = (typeof PERMISSIONS)[number];
-
-export const TOOL_PROTOCOLS = ['native', 'xml'] as const;
-export type ToolProtocol = (typeof TOOL_PROTOCOLS)[number];
+} from '../constants';
+import { runTimeoutsSchema } from '../run-timeouts';
+import { mcpServersSchema } from '../mcp';
+import { ACCEPTED_ENCODING_HINT, describeUndecodable, isUndecodable } from '../undecodable';
+import { outputSchemaSchema } from '../output-schema';
+import { toolChoiceProblem, toolChoiceSchema } from '../tool-choice';
+import { MAX_SUBAGENT_DEPTH_LIMIT, TASK_TOOL_NAME, agentsInputSchema, subagentInputSchema } from '../subagents';
+import { BUILTIN_TOOL_NAMES, PERMISSIONS, TOOL_PROTOCOLS } from './tool-policy';
+import { runContinuationSchema, type RunContinuation } from './continuation';
 
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 900;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_SECONDS = 24 * 60 * 60;
-
-function buildContinuationSchema() {
-  const count = z.number().int().min(0);
-  const REQUIRED_BLOCK_FIELDS = new Map([
-    ['text', ['text']],
-    ['tool_use', ['id', 'name']],
-    ['tool_result', ['tool_use_id', 'content']],
-  ]);
-  const blockSchema = z.looseObject({ type: z.string() }).superRefine((block, ctx) => {
-    const b = block as Record<string, unknown>;
-    const need = (key: string) => {
-      if (typeof b[key] !== 'string') ctx.addIssue({ code: 'custom', path: [key], message: `${key} must be a string` });
-    };
-    if (block.type === 'text') need('text');
-    for (const key of REQUIRED_BLOCK_FIELDS.get(block.type) ?? []) need(key);
-  });
-  const messageSchema = z.strictObject({
-    role: z.enum(['user', 'assistant']),
-    content: z.union([z.string(), z.array(blockSchema)]),
-  });
-  const usageSchema = z.strictObject({
-    inputTokens: count,
-    outputTokens: count,
-    cacheReadInputTokens: count,
-    cacheCreationInputTokens: count,
-  });
-  /** The continuation state, as strictly as the rest of the input: nothing in it can fail a workflow task. */
-  const runContinuationSchema = z.strictObject({
-    conversation: z.strictObject({
-      id: z.string().min(1),
-      messages: z.array(messageSchema).min(1),
-      syncedLength: count,
-      cachedToolResults: z.array(z.string()),
-    }),
-    iteration: count,
-    usage: usageSchema,
-    costUsd: z.number().min(0).nullable(),
-    lastStopReason: z.string().nullable().optional(),
-    lastAssistantText: z.string(),
-    events: z.array(z.looseObject({ seq: count, kind: z.string() })),
-    eventSeq: count,
-    continuations: count,
-    compactions: count,
-    needsCompaction: z.boolean(),
-    pendingMessages: z.array(z.string()),
-    awaitingInput: z.boolean(),
-    lastCompactionIteration: count.optional(),
-    /** A session handed over while waiting for input: when its idle timeout ends (epoch ms). */
-    idleDeadline: z.number().optional(),
-    workerQueue: z.string().optional(),
-    /** The run's calls go to `workerQueue` (a call missed the conversation cache on the shared queue). */
-    callsPinned: z.boolean().optional(),
-    /** Text of answers cut at max_tokens that the next answer continues. */
-    textPrefix: z.string().optional(),
-    /** Model calls since the session's current message began (a session's `maxIterations` bounds each message). */
-    turnIterations: count.optional(),
-    /** The system prompt assembled at run start (it is assembled once per run, not per execution). */
-    context: z
-      .strictObject({
-        /** The workspace's real path, admitted by the worker at run start. */
-        workspace: z.string().optional(),
-        system: z.string(),
-        sources: z.array(z.looseObject({ kind: z.string() })),
-        warnings: z.array(z.string()),
-      })
-      .optional(),
-    /** Hook events the worker reported at run start (docs/hooks.md): only these schedule hook activities. */
-    hookEvents: z.array(z.string()).optional(),
-    /** Stop hooks that kept the run going in a row (bounded by MAX_STOP_BLOCKS across executions). */
-    stopBlocks: count.optional(),
-    /** `task` calls made so far: the next subagent's id is `<workflowId>.task-<taskCount + 1>`. */
-    taskCount: count.optional(),
-  });
-
-  return runContinuationSchema;
-}
-
-/** The continuation state's schema (built on first use: src/shared/built-once.ts). */
-export const runContinuationSchema = onFirstUse('run-continuation', buildContinuationSchema);
-
-/** Everything a run needs to go on in a fresh execution after continue-as-new. */
-export type RunContinuation = Omit<
-  z.output<ReturnType<typeof runContinuationSchema>>,
-  'conversation' | 'events' | 'lastStopReason'
-> & {
-  conversation: ConversationSnapshot;
-  /** The newest progress events, so a follower's cursor goes on across executions. */
-  events: RunEvent[];
-  lastStopReason?: StopReason | null;
-};
 
 /** An optional positive number of seconds, at most `days` days. */
 const secondsUpTo = (field: string, days: number) =>
@@ -355,140 +236,6 @@ export function parseRunInput(
   const parsed = agentRunInputSchema().safeParse(raw);
   if (parsed.success) return { ok: true, input: parsed.data };
   return { ok: false, error: `Invalid run input: ${formatZodError(parsed.error)}` };
-}
-
-export const TERMINAL_STATUSES = [
-  'completed',
-  'interrupted',
-  'max_iterations',
-  'max_budget',
-  'refused',
-  'failed',
-  'cancelled',
-] as const;
-export type ExitReason = (typeof TERMINAL_STATUSES)[number];
-/** `awaiting_approval`: a tool call waits for an operator; `awaiting_input`: a session waits for a message. */
-export type RunStatus = 'running' | 'awaiting_approval' | 'awaiting_input' | ExitReason;
-
-export interface PendingApproval {
-  toolUseId: string;
-  name: string;
-  input: unknown;
-  /** Epoch ms after which the call is denied automatically. */
-  deadline: number;
-  /** Set when the call waits in a subagent: `approveTool`/`denyTool` on this run decide it all the same. */
-  subagent?: SubagentApprovalOrigin;
-}
-
-export interface AgentRunState {
-  status: RunStatus;
-  iteration: number;
-  maxIterations: number;
-  usage: Usage;
-  /** `null` when the model's price is unknown: never reported as 0. */
-  costUsd: number | null;
-  maxBudgetUsd?: number;
-  lastStopReason?: StopReason | null;
-  activeTools: string[];
-  model: string;
-  pendingApprovals: PendingApproval[];
-  /** User messages accepted by `send` and not yet given to the model. */
-  pendingMessages: number;
-  session: boolean;
-  /** Subagents running now (`task` calls); `usage` and `costUsd` count them and everything below them. */
-  subagents?: SubagentSummary[];
-}
-
-export interface AgentRunResult {
-  exitReason: ExitReason;
-  finalText: string;
-  iterations: number;
-  usage: Usage;
-  costUsd: number | null;
-  model: string;
-  /** Present when `exitReason` is `failed` or `interrupted`: why. */
-  error?: { type: string; message: string };
-  /** Runs with `outputSchema`: the final answer parsed, present when `finalText` is JSON valid against the schema. */
-  output?: unknown;
-}
-
-/** Progress events kept by the workflow and served with a cursor by the `events` query. */
-export type RunEvent =
-  | { seq: number; kind: 'run_started'; model: string; maxIterations: number; prompt: string }
-  | { seq: number; kind: 'model_call_started'; iteration: number }
-  | {
-      seq: number;
-      kind: 'model_call_finished';
-      iteration: number;
-      stopReason: StopReason | null;
-      usage: Usage;
-      costUsd: number | null;
-      text: string;
-    }
-  | { seq: number; kind: 'model_call_failed'; iteration: number; error: string }
-  /** The model's thinking in one answer, then its text (in turn order: reasoning, text, then the tool calls). Cut to EVENT_TEXT_CHARS. */
-  | { seq: number; kind: 'reasoning'; iteration: number; text: string; truncated?: boolean }
-  | { seq: number; kind: 'text'; iteration: number; text: string; truncated?: boolean }
-  | { seq: number; kind: 'tool_call_started'; toolUseId: string; name: string; input: unknown }
-  /** `preview`: the tool's output, cut to EVENT_TOOL_OUTPUT_CHARS (`truncated` then); the transcript has it whole. */
-  | {
-      seq: number;
-      kind: 'tool_call_finished';
-      toolUseId: string;
-      name: string;
-      isError: boolean;
-      preview: string;
-      truncated?: boolean;
-    }
-  | { seq: number; kind: 'notice'; message: string }
-  | { seq: number; kind: 'user_message'; message: string }
-  | { seq: number; kind: 'approval_requested'; toolUseId: string; name: string; input: unknown; deadline: number }
-  /** `subagent`: the call waited in that subagent (decided here, there, or timed out there). */
-  | {
-      seq: number;
-      kind: 'approval_resolved';
-      toolUseId: string;
-      name: string;
-      approved: boolean;
-      reason?: string;
-      subagent?: SubagentApprovalOrigin;
-    }
-  /** `truncated`: the text was cut to EVENT_ANSWER_CHARS; the whole answer is in the result. */
-  | { seq: number; kind: 'answer'; text: string; truncated?: boolean }
-  | { seq: number; kind: 'awaiting_input' }
-  | {
-      seq: number;
-      kind: 'subagent_started';
-      toolUseId: string;
-      workflowId: string;
-      agent?: string;
-      description?: string;
-      depth: number;
-    }
-  | {
-      seq: number;
-      kind: 'subagent_finished';
-      toolUseId: string;
-      workflowId: string;
-      exitReason: ExitReason;
-      usage: Usage;
-      costUsd: number | null;
-    }
-  | { seq: number; kind: 'run_finished'; exitReason: ExitReason; finalText: string; truncated?: boolean };
-
-type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
-export type RunEventInput = DistributiveOmit<RunEvent, 'seq'>;
-
-export interface EventsQueryInput {
-  /** Return events with `seq` greater than this (default 0: from the beginning). */
-  after?: number;
-}
-export interface EventsPage {
-  events: RunEvent[];
-  /** The `seq` of the newest event returned (of the newest event if none): pass it back as `after`. */
-  cursor: number;
-  /** True when events older than the first returned one were dropped from the bounded log. */
-  truncated: boolean;
 }
 
 export const DEFAULTS = { maxIterations: DEFAULT_MAX_ITERATIONS, maxTokens: DEFAULT_MAX_TOKENS } as const;
