@@ -44,7 +44,7 @@ export interface WorkerSettings {
   /**
    * `DURABLE_AGENT_WORKFLOW_STACK_TRACES=1`: keep the SDK's per-promise stack traces of runs (the Web
    * UI's Stack Trace tab); the worker then bundles its workflows at start. Off by default
-   * (src/workflows/promise-stacks.ts).
+   * (src/workflows/sdk/promise-stacks.ts).
    */
   workflowStackTraces: boolean;
 }

@@ -87,7 +87,7 @@ export interface AgentWorkerOptions {
   /**
    * Keep the SDK's per-promise stack traces of runs (the Web UI's Stack Trace tab, `temporal workflow
    * stack`). Off by default: the agent's bundles turn them off, which saves about 0.8 ms of worker CPU
-   * per iteration (src/workflows/promise-stacks.ts, docs/benchmarks.md). On, the worker bundles its
+   * per iteration (src/workflows/sdk/promise-stacks.ts, docs/benchmarks.md). On, the worker bundles its
    * workflows at start (a few seconds) unless `workflowBundlePath` names a bundle. Default:
    * `DURABLE_AGENT_WORKFLOW_STACK_TRACES`.
    */

@@ -8,7 +8,7 @@
  * not call `z.config()` (it does not). The run input's schemas are shared too, through
  * `builtOnce` (src/shared/built-once.ts): 434 KiB and about 4.5 ms per run, built once.
  */
-export const SHARED_WORKFLOW_MODULES: readonly string[] = [require.resolve('./workflows/shared-modules')];
+export const SHARED_WORKFLOW_MODULES: readonly string[] = [require.resolve('./workflows/sdk/shared-modules')];
 
 /**
  * The agent's workflow code itself (src/workflows and every module it imports), preloaded in the
@@ -34,14 +34,14 @@ export const AGENT_WORKFLOW_MODULES_WITH_STACKS: readonly string[] = [
  * The preloaded modules of durable-agent's own workflow bundles (the prebuilt ones, and the one a
  * worker bundles at start): the shared modules above, the agent's workflow code, and
  * `promise-stacks`, which turns off the SDK's per-promise stack collection for the agent's runs
- * (src/workflows/promise-stacks.ts says why and what changes). A bundle that also holds other
+ * (src/workflows/sdk/promise-stacks.ts says why and what changes). A bundle that also holds other
  * workflows (the plugin's, src/plugin/bundler.ts) and a worker that keeps the SDK's stacks
  * (`workflowStackTraces`) preload {@link AGENT_WORKFLOW_MODULES_WITH_STACKS}: `promise-stacks` would
  * change every workflow's stack traces.
  */
 export const AGENT_WORKFLOW_MODULES: readonly string[] = [
   ...AGENT_WORKFLOW_MODULES_WITH_STACKS,
-  require.resolve('./workflows/promise-stacks'),
+  require.resolve('./workflows/sdk/promise-stacks'),
 ];
 
 const INLINE_MAP = '//# sourceMappingURL=data:';

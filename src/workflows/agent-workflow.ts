@@ -2,7 +2,7 @@ import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import type { AgentRunInput, AgentRunResult } from '../shared/run';
 import { registerHandlers } from './handlers';
 import { agentLoop } from './loop';
-import { takeOutsideInputLast } from './run/input-order';
+import { takeOutsideInputLast } from './sdk/input-order';
 import { LoopExit } from './run/loop-exit';
 import { Run } from './run/run';
 import { endCancelled, endWith } from './steps/ending';

@@ -15,7 +15,7 @@ test('worker settings default when the environment says nothing', () => {
     maxCachedRuns: DEFAULT_MAX_CACHED_RUNS,
     workflowTaskSlots: DEFAULT_WORKFLOW_TASK_SLOTS,
     cancelWatchMs: 1000,
-    // The SDK's per-promise stack traces stay off (src/workflows/promise-stacks.ts).
+    // The SDK's per-promise stack traces stay off (src/workflows/sdk/promise-stacks.ts).
     workflowStackTraces: false,
   });
 });

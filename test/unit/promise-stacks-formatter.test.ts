@@ -4,7 +4,7 @@ import * as vm from 'node:vm';
 import * as ts from 'typescript';
 
 /**
- * The workflow context's own stack formatter (src/workflows/promise-stacks.ts), run as the SDK runs
+ * The workflow context's own stack formatter (src/workflows/sdk/promise-stacks.ts), run as the SDK runs
  * a preloaded module: its compiled code evaluated in a fresh V8 context, as one script named like a
  * bundle. An error built with the context's `Error` by code outside it (what the SDK's promise hook
  * does) gets an empty stack; errors of the context's own code, builtins included, keep theirs; a
@@ -13,7 +13,7 @@ import * as ts from 'typescript';
 const BUNDLE = '/srv/worker/workflow-bundle.js';
 
 async function moduleCode(): Promise<string> {
-  const source = await fs.readFile(path.join(__dirname, '../../src/workflows/promise-stacks.ts'), 'utf8');
+  const source = await fs.readFile(path.join(__dirname, '../../src/workflows/sdk/promise-stacks.ts'), 'utf8');
   return ts.transpileModule(source, {
     compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
   }).outputText;

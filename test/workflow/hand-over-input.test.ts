@@ -13,7 +13,7 @@ import { useWorkflowSuite } from '../support/workflow-suite';
 /**
  * A message that comes with the result that makes a run hand over (continue as new) is carried to the
  * next execution (src/workflows/steps/hand-over.ts waits for `inputSettled`). The agent takes input
- * from outside last (src/workflows/run/input-order.ts): when one activation brings a tool's result and
+ * from outside last (src/workflows/sdk/input-order.ts): when one activation brings a tool's result and
  * a `sendMessage` update, the loop goes on with the result first, so it can reach the hand-over
  * before the update's handler has put the message in the inbox. Here the tool's result lands while no
  * worker runs the workflow, and the update reaches the server meanwhile, so the next workflow task

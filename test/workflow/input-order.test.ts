@@ -7,7 +7,7 @@ import { inThreads, uniqueQueue } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
- * Outside input last (src/workflows/run/input-order.ts). Live, the SDK can hand a run an update in
+ * Outside input last (src/workflows/sdk/input-order.ts). Live, the SDK can hand a run an update in
  * an activation after the one that took a result from the same workflow task (a query answered from
  * a history that already holds the result, docs/contributing.md "Input from outside, last"), so the
  * update is recorded after the commands the result led to; rebuilt from history, the SDK hands both

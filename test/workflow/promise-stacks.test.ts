@@ -9,7 +9,7 @@ import { uniqueQueue, withWorker } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
- * The agent's bundles format workflow stacks themselves (src/workflows/promise-stacks.ts), which
+ * The agent's bundles format workflow stacks themselves (src/workflows/sdk/promise-stacks.ts), which
  * turns off the SDK's per-promise stack collection: the `__stack_trace` query (the Web UI's Stack
  * Trace tab) is empty, an error thrown by workflow code still carries its stack, and a worker with
  * `workflowStackTraces: true` has the SDK's stacks back. The real worker and server: the test bundle

@@ -5,7 +5,7 @@ import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
  * The agent's bundles answer the SDK's promise hook lookups themselves (`cheapHookLookups`,
- * src/workflows/promise-stacks.ts). The SDK's unhandled-rejection handler uses the same lookup to
+ * src/workflows/sdk/promise-stacks.ts). The SDK's unhandled-rejection handler uses the same lookup to
  * find which run a rejected promise belongs to: when it finds none, it throws on the workflow thread
  * and every run of the worker goes down with it. Here, with the agent's preloaded modules, a run
  * that leaves a rejection unhandled fails its own workflow task, and a run waiting beside it on the

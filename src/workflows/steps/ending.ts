@@ -5,7 +5,7 @@ import { ErrorTypes } from '../../shared/constants';
 import type { AgentRunResult } from '../../shared/run';
 import { keepFinalMessages } from '../calls/final-messages';
 import type { LoopExit } from '../run/loop-exit';
-import { inputSettled } from '../run/input-order';
+import { inputSettled } from '../sdk/input-order';
 import type { Run } from '../run/run';
 
 /**

@@ -1,7 +1,7 @@
 import { condition, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
 import type { AgentRunInput } from '../../shared/run';
 import type { agentWorkflow } from '../agent-workflow';
-import { inputSettled } from '../run/input-order';
+import { inputSettled } from '../sdk/input-order';
 import type { Run } from '../run/run';
 import { CONTINUED_STATUS } from '../run/status';
 
@@ -42,7 +42,7 @@ export async function handOver(run: Run, waiting?: { idleDeadline: number }): Pr
     kind: 'notice',
     message: `continuing as new (execution ${state.continuations + 1}) to keep history small`,
   });
-  // A message (or an interrupt) that came with the result that led here is taken first (run/input-order.ts).
+  // A message (or an interrupt) that came with the result that led here is taken first (sdk/input-order.ts).
   await condition(inputSettled);
   const carried = run.snapshot(waiting);
   // This execution stops here: its attributes say `continued`; the next one starts `running`.

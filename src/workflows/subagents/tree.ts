@@ -90,7 +90,7 @@ export class SubagentTree implements RemoteApprovals {
   /**
    * Children that have ended, for a report that is handled after the child's end: a cancelled child
    * reports its spending and then ends, and when both reach this run in one activation the end is
-   * taken first (signals come last: run/input-order.ts).
+   * taken first (signals come last: sdk/input-order.ts).
    */
   private readonly ended = new Map<string, Running>();
   /**

@@ -1,4 +1,10 @@
 /**
+ * SDK workaround (src/workflows/sdk/). Upstream: temporalio/sdk-typescript issue 1587 ("Using async
+ * functions degrades performance": the worker's promise hook captures a stack for every promise a
+ * workflow creates). Delete this module when the SDK stops capturing a stack per promise unless the
+ * stack trace query asks for it (or lets a bundle turn that off): then `workflowStackTraces: false`
+ * alone gives the cost measured here, and test/workflow/promise-stacks.test.ts says whether it does.
+ *
  * A preloaded module of the agent's own workflow bundles (src/workflow-bundle-options.ts,
  * `AGENT_WORKFLOW_MODULES`): evaluated once per workflow thread, before the SDK freezes the
  * thread's globals. It makes the workflow context format its own stack traces, which turns off the
