@@ -18,6 +18,9 @@ export default async function globalSetup(): Promise<void> {
   process.env.DURABLE_AGENT_WORKSPACE_ROOTS ??= [await fs.realpath(os.tmpdir()), path.resolve(__dirname, '..')].join(
     path.delimiter,
   );
+  // Workers record checkpoints by default (docs/checkpoints.md), into the user's data directory: tests
+  // opt in with a store of their own (test/checkpoints/), so a run in the checkout never records it.
+  process.env.DURABLE_AGENT_CHECKPOINTS ??= 'off';
   if (process.env.DA_SKIP_TEMPORAL === '1') return;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'durable-agent-test-'));
   const { code } = await bundleWorkflowCode({

@@ -11,6 +11,13 @@ import { debugEnabled, debugModels } from '../telemetry/debug-log';
 import { ConversationCache } from './conversation-cache';
 import { CANCEL_WATCH_MS } from './cancel-watch';
 import { createMcpActivities } from './mcp';
+import type { WorkerCheckpoints } from '../checkpoints';
+import {
+  createCheckpointSteps,
+  workerCheckpoints,
+  type CheckpointSteps,
+  type CheckpointsOption,
+} from './checkpoint-steps';
 
 export interface ActivityDeps {
   /** Picks the model provider for a model id. */
@@ -42,6 +49,11 @@ export interface ActivityDeps {
   mcp?: McpWorkerOptions | McpRuntime;
   /** The operator's agents folder (docs/subagents.md): default `DURABLE_AGENT_AGENTS_DIR`, else `~/.durable-agent/agents`. */
   agentsDir?: string;
+  /**
+   * Workspace checkpoints (docs/checkpoints.md): `false` for none, a store, a `DURABLE_AGENT_CHECKPOINTS`
+   * value, or options with the worker's `checkpointIgnore`. Default: from `DURABLE_AGENT_CHECKPOINTS` (on).
+   */
+  checkpoints?: CheckpointsOption | WorkerCheckpoints;
 }
 
 /** What the activity modules share: the deps with their defaults applied, built once per worker. */
@@ -59,6 +71,8 @@ export interface ActivityEnv {
   sandboxWarning: () => string | undefined;
   mcpRuntime: McpRuntime;
   mcp: ReturnType<typeof createMcpActivities>;
+  /** Workspace checkpoints in the tool and run-start activities (src/activities/checkpoint-steps.ts). */
+  checkpoints: CheckpointSteps;
   /** The tool definitions a model call sends: the run's named tools this worker has, extra tools, MCP tools. */
   toolSpecs: (
     input: Pick<CallModelInput, 'toolNames' | 'extraToolNames' | 'mcpTools' | 'mcpToolsHash' | 'conversation'>,
@@ -101,6 +115,7 @@ export function activityEnv(deps: ActivityDeps): ActivityEnv {
       }),
     mcpRuntime,
     mcp,
+    checkpoints: createCheckpointSteps(workerCheckpoints(deps.checkpoints)),
     toolSpecs: (input) => [
       // A run may name tools this worker lacks (its `tools` are checked for shape only): left out here,
       // said at run start (assembleContext's warning), refused by name if the model calls one.

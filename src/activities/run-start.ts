@@ -10,11 +10,13 @@ import type { ActivityEnv } from './environment';
  * have hooks (docs/hooks.md); and the run's MCP servers (docs/mcp.md).
  */
 export function createRunStart(env: ActivityEnv, hooks: Pick<HookActivities, 'hookEvents'>) {
-  const { deps, defaultWorkspace, workspaces, mcp } = env;
+  const { deps, defaultWorkspace, workspaces, mcp, checkpoints } = env;
   const contextActivities = createContextActivities({ tools: deps.tools, defaultWorkspace, workspaces });
 
   async function prepareRun(input: PrepareRunInput): Promise<PrepareRunOutput> {
     const workspace = await contextActivities.admitWorkspace(input.context.workspace);
+    // A fork's files first (the instruction files come from them), then turn 0: the workspace as the run found it.
+    const checkpoint = await checkpoints.atRunStart(input, workspace);
     const context = await contextActivities.assembleContext({ ...input.context, workspace });
     const hookEvents = await hooks.hookEvents({ workspace });
     const servers = input.mcp
@@ -27,6 +29,7 @@ export function createRunStart(env: ActivityEnv, hooks: Pick<HookActivities, 'ho
       workspace,
       ...(local ? { workerQueue: deps.workerQueue } : {}),
       ...(servers ? { mcp: servers } : {}),
+      ...(checkpoint ? { checkpoint } : {}),
     };
   }
 

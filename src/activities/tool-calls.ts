@@ -10,30 +10,60 @@ import type { ActivityEnv } from './environment';
 
 /** The tool activities: `runTool` (a built-in, registered or MCP tool) and `listMcpTools` (between turns). */
 export function createToolCalls(env: ActivityEnv) {
-  const { deps, conversations, workspaces, defaultWorkspace, heartbeatEveryMs, mcp, mcpRuntime } = env;
+  const { deps, conversations, workspaces, defaultWorkspace, heartbeatEveryMs, mcp, mcpRuntime, checkpoints } = env;
 
   async function runTool(input: RunToolInput): Promise<RunToolOutput> {
     const ctx = Context.current();
     let workspace: string;
     try {
       // The path run start recorded, checked again: nothing a run did since may have redirected it.
-      workspace = await workspaces.verify(input.workspace ?? defaultWorkspace);
+      workspace = await verifyForCall(input);
     } catch (error) {
       if (!(error instanceof WorkspaceError)) throw error;
       return { content: `Error: ${error.message}`, isError: true };
     }
-    const result = await runToolOnce(input, workspace, ctx);
+    // Failover (docs/checkpoints.md): a workspace this worker did not record is compared with the run's last checkpoint.
+    const before = await checkpoints.beforeCall(input, workspace);
+    let { unrun, ...result } = await runToolOnce(input, workspace, ctx);
+    if (before.note) result = { ...result, content: `${result.content}\n\n${before.note}` };
+    // The turn's checkpoint, in this activity: after a call that may have changed files.
+    const checkpoint = await checkpoints.afterCall(input, workspace, sideEffectOf(input), !unrun);
+    result = { ...result, ...before.fields, ...(checkpoint ? { checkpoint } : {}) };
     if (input.conversationId) conversations.putToolResult(input.conversationId, input.toolUseId, result);
     return ctx.info.isLocal && deps.workerQueue ? { ...result, workerQueue: deps.workerQueue } : result;
   }
 
-  async function runToolOnce(input: RunToolInput, workspace: string, ctx: Context): Promise<RunToolOutput> {
+  /** The call's workspace, verified; one missing on this worker is created first when the run has a checkpoint to restore. */
+  async function verifyForCall(input: RunToolInput): Promise<string> {
+    const recorded = input.workspace ?? defaultWorkspace;
+    try {
+      return await workspaces.verify(recorded);
+    } catch (error) {
+      if (!(error instanceof WorkspaceError) || !checkpoints.enabled || !input.lastCheckpointId) throw error;
+      await checkpoints.ensureWorkspace(input, recorded);
+      return workspaces.verify(recorded);
+    }
+  }
+
+  function sideEffectOf(input: RunToolInput): string | undefined {
+    return input.mcp ? input.mcp.sideEffect : deps.tools.get(input.name)?.sideEffect;
+  }
+
+  async function runToolOnce(
+    input: RunToolInput,
+    workspace: string,
+    ctx: Context,
+  ): Promise<RunToolOutput & { unrun?: true }> {
     const tool = input.mcp ? undefined : deps.tools.get(input.name);
     const sideEffect = input.mcp ? input.mcp.sideEffect : tool?.sideEffect;
     // A mutating tool whose earlier attempt may have started (worker lost mid-call, timeout) is not
     // re-run blindly: the model is told the outcome is unknown and can check and decide.
     if (sideEffect === 'mutating' && (ctx.info.attempt > 1 || input.mayHaveStarted)) {
-      return { content: await outcomeUnknownMessage(input, workspace, Math.max(ctx.info.attempt, 2)), isError: true };
+      return {
+        content: await outcomeUnknownMessage(input, workspace, Math.max(ctx.info.attempt, 2)),
+        isError: true,
+        unrun: true,
+      };
     }
     // Local activities (cheap read-only tools) cannot heartbeat; the worker cancels them directly.
     // Heartbeat details say what runs, so the Web UI's Pending Activities is readable.

@@ -27,3 +27,17 @@ export {
   storeFromEnv,
   type CheckpointsSetting,
 } from './store-from-env';
+export { changedPaths, countChanges } from './record';
+export {
+  checkpointIgnore,
+  checkpointIgnoreProblem,
+  DEFAULT_CHECKPOINT_IGNORE,
+  MAX_CHECKPOINT_IGNORE_PATTERNS,
+} from './ignore';
+export {
+  DIVERGED_PATHS_SHOWN,
+  RestoreRefused,
+  WorkerCheckpoints,
+  type FirstCallCheck,
+  type WorkerCheckpointsOptions,
+} from './worker-checkpoints';

@@ -103,7 +103,7 @@ export async function recordCheckpoint(options: RecordOptions): Promise<Recorded
   return {
     id,
     manifest,
-    filesChanged: countChanges(walk.previous, walk.entries, options.previous !== undefined),
+    filesChanged: countIn(walk.previous, walk.entries, options.previous !== undefined),
     bytes: walk.uploaded,
     filesHashed: walk.hashed,
   };
@@ -247,8 +247,26 @@ function sameEntry(a: ManifestEntry, b: ManifestEntry): boolean {
   return a.kind === 'dir' && b.kind === 'dir' && a.mode === b.mode;
 }
 
-/** Files and links added, changed or removed (directories count only when their mode changed). */
-function countChanges(previous: Map<string, ManifestEntry>, entries: ManifestEntry[], hadPrevious: boolean): number {
+/** Files and links added, changed or removed between two manifests (directories count only when their mode changed). */
+export function countChanges(before: Manifest, after: Manifest): number {
+  return changedPaths(before, after).length;
+}
+
+/** The paths {@link countChanges} counts, in `after`'s order, then the removed ones. */
+export function changedPaths(before: Manifest, after: Manifest): string[] {
+  const previous = new Map(before.entries.map((e) => [e.path, e]));
+  const out: string[] = [];
+  const now = new Set<string>();
+  for (const entry of after.entries) {
+    now.add(entry.path);
+    const was = previous.get(entry.path);
+    if (was === undefined ? entry.kind !== 'dir' : !sameEntry(was, entry)) out.push(entry.path);
+  }
+  for (const [p, was] of previous) if (!now.has(p) && was.kind !== 'dir') out.push(p);
+  return out;
+}
+
+function countIn(previous: Map<string, ManifestEntry>, entries: ManifestEntry[], hadPrevious: boolean): number {
   if (!hadPrevious) return entries.filter((e) => e.kind !== 'dir').length;
   let changed = 0;
   const now = new Set<string>();

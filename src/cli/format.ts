@@ -83,6 +83,12 @@ export function formatEvent(event: RunEvent, runId = '<run-id>'): string | undef
     case 'subagent_started':
     case 'subagent_finished':
       return formatSubagentEvent(event);
+    case 'checkpoint':
+      return event.pending
+        ? `  ⌂ checkpoint of turn ${event.turn} pending (the store is unavailable; retried before the next call)`
+        : `  ⌂ checkpoint turn ${event.turn} · ${event.filesChanged} files changed · ${nf.format(event.bytes)} bytes uploaded · ${one(event.id.slice(0, 12))}`;
+    case 'workspace_diverged':
+      return `  ! the workspace differs from the run's last checkpoint (${event.count} paths: ${one(event.paths.slice(0, 5).join(', '))}${event.count > 5 ? ', …' : ''}); kept as it is`;
     default: {
       const unknown: never = event;
       return one(JSON.stringify(unknown));

@@ -4,6 +4,7 @@ import type { ConversationDelta } from './conversation';
 import type { Message, ModelResponse, ToolChoice, ToolSpec } from './messages';
 import type { McpCallRef, McpServerConfig, McpServerListing } from './mcp';
 import type { OutputSchema } from './output-schema';
+import type { CheckpointRef } from './checkpoints';
 
 /**
  * Input of the `callModel` activity. The conversation travels as a delta against the worker's
@@ -94,6 +95,12 @@ export interface RunToolInput {
   commandPolicy?: { deny?: string[] };
   /** A call to an MCP server's tool (`mcp__<server>__<tool>`): which server, as run start recorded it. */
   mcp?: McpCallRef;
+  /** The run's iteration (docs/checkpoints.md): a mutating call's checkpoint is this turn's. */
+  turn?: number;
+  /** The run's last checkpoint: a worker that did not record it compares the workspace with it first (failover). */
+  lastCheckpointId?: string;
+  /** The run's `checkpointIgnore` patterns, when it has any. */
+  checkpointIgnore?: string[];
 }
 export interface RunToolOutput {
   content: string;
@@ -106,6 +113,14 @@ export interface RunToolOutput {
   workerQueue?: string;
   /** MCP calls: the server's tool list is no longer the one the run offers (list_changed, reconnect). */
   mcpToolsChanged?: boolean;
+  /** A call that may have changed files: the workspace's checkpoint recorded after it (docs/checkpoints.md). */
+  checkpoint?: CheckpointRef;
+  /** An earlier turn's checkpoint that was pending (store down) and was recorded before this call ran. */
+  landed?: CheckpointRef;
+  /** Before this call, the worker found the workspace different from the run's last checkpoint and kept it. */
+  workspaceDiverged?: { paths: string[]; count: number };
+  /** Before this call, the worker found the workspace missing or empty and restored the last checkpoint. */
+  workspaceRestored?: number;
 }
 
 /**
@@ -126,6 +141,10 @@ export interface PrepareRunInput {
   mcpServers?: Record<string, McpServerConfig>;
   /** Connect to MCP servers and list their tools (runs with MCP support). */
   mcp?: boolean;
+  /** Fork: restore this checkpoint into the (empty) workspace before anything else (docs/checkpoints.md). */
+  restoreFrom?: { checkpointId: string };
+  /** The run's `checkpointIgnore` patterns, when it has any. */
+  checkpointIgnore?: string[];
 }
 /** What run start prepared: the system prompt, and which hook events have hooks. */
 export interface PrepareRunOutput {
@@ -140,4 +159,6 @@ export interface PrepareRunOutput {
   workerQueue?: string;
   /** The run's MCP servers and their tools, when asked for (`mcp`), and notes for the run (bad files, clashes). */
   mcp?: { servers: McpServerListing[]; notes: string[] };
+  /** Turn 0: the workspace as the run found it (or as `restoreFrom` made it), when the worker keeps checkpoints. */
+  checkpoint?: CheckpointRef;
 }

@@ -44,6 +44,7 @@ export function registerHandlers(run: Run): void {
       pendingMessages: inbox.count,
       session,
       subagents: run.tree?.summaries() ?? [],
+      ...run.checkpoints.stateFields(),
     }),
     { description: 'The run now: status, iteration, usage, cost, running tools, pending approvals. No argument.' },
   );

@@ -75,6 +75,19 @@ function buildContinuationSchema() {
     stopBlocks: count.optional(),
     /** `task` calls made so far: the next subagent's id is `<workflowId>.task-<taskCount + 1>`. */
     taskCount: count.optional(),
+    /** The run's checkpoints, one per turn that took one (docs/checkpoints.md), newest last. */
+    checkpoints: z
+      .array(
+        z.strictObject({
+          turn: count,
+          id: z.string().max(64),
+          filesChanged: count,
+          bytes: count,
+          omitted: count.optional(),
+          pending: z.literal(true).optional(),
+        }),
+      )
+      .optional(),
   });
 
   return runContinuationSchema;

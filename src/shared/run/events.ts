@@ -64,7 +64,11 @@ export type RunEvent =
       usage: Usage;
       costUsd: number | null;
     }
-  | { seq: number; kind: 'run_finished'; exitReason: ExitReason; finalText: string; truncated?: boolean };
+  | { seq: number; kind: 'run_finished'; exitReason: ExitReason; finalText: string; truncated?: boolean }
+  /** A turn's workspace checkpoint (DESIGN.md §13); `id` is '' while the store could not take it (pending). */
+  | { seq: number; kind: 'checkpoint'; turn: number; filesChanged: number; bytes: number; id: string; pending?: true }
+  /** A worker found the run's workspace different from its last checkpoint, and kept it (docs/checkpoints.md#failover). */
+  | { seq: number; kind: 'workspace_diverged'; paths: string[]; count: number };
 
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 export type RunEventInput = DistributiveOmit<RunEvent, 'seq'>;

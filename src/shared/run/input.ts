@@ -125,6 +125,34 @@ function buildRunInputSchema() {
         .optional(),
       /** MCP servers for this run, in Claude Code's `mcpServers` shape (`run --mcp-config FILE` sets it); docs/mcp.md. */
       mcpServers: mcpServersSchema().optional(),
+      /** Paths the run's checkpoints leave out, gitignore syntax, on top of the defaults (docs/checkpoints.md). */
+      checkpointIgnore: z
+        .array(
+          z
+            .string()
+            .trim()
+            .min(1, 'a checkpointIgnore pattern must be non-empty')
+            .max(1024, 'a checkpointIgnore pattern is at most 1024 characters')
+            .refine((p) => !/[\0\n\r]/.test(p), { message: 'a checkpointIgnore pattern is one line' }),
+        )
+        .max(100, 'checkpointIgnore holds at most 100 patterns')
+        .optional(),
+      /** Start from this checkpoint: the worker restores it into the run's workspace, which must be empty (fork). */
+      restoreFrom: z
+        .strictObject({
+          checkpointId: z
+            .string()
+            .regex(/^[0-9a-f]{64}$/, 'restoreFrom.checkpointId is a checkpoint id (64 hex digits)'),
+        })
+        .optional(),
+      /** Where a fork came from (kept in its memo too): the origin run and the turn its files were taken at. */
+      forkedFrom: z
+        .strictObject({
+          workflowId: z.string().min(1).max(1000),
+          runId: z.string().min(1).max(200),
+          turn: z.number().int().min(0),
+        })
+        .optional(),
       /** The final answer must be JSON valid against this JSON Schema (docs/output.md). */
       outputSchema: outputSchemaSchema().optional(),
       /** Per-run liveness timeouts and retry bounds of model and tool calls; defaults in constants.ts. */

@@ -41,6 +41,10 @@ export interface AgentRunState {
   session: boolean;
   /** Subagents running now (`task` calls); `usage` and `costUsd` count them and everything below them. */
   subagents?: SubagentSummary[];
+  /** The run's newest workspace checkpoint (docs/checkpoints.md); absent when none was taken. */
+  lastCheckpoint?: { turn: number; id: string; filesChanged: number; bytes: number; pending?: true };
+  /** The worker found the workspace different from the run's last checkpoint and kept it (docs/checkpoints.md#failover). */
+  workspaceDiverged?: { paths: string[]; count: number };
 }
 
 export interface AgentRunResult {

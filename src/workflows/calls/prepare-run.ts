@@ -79,6 +79,8 @@ export function prepareInput(run: Run): PrepareRunInput {
     },
     mcp: true,
     ...(input.mcpServers ? { mcpServers: input.mcpServers } : {}),
+    ...(input.restoreFrom ? { restoreFrom: input.restoreFrom } : {}),
+    ...(input.checkpointIgnore ? { checkpointIgnore: input.checkpointIgnore } : {}),
   };
 }
 
@@ -99,6 +101,8 @@ export function usePrepared(run: Run, prepared: PrepareRunOutput): Prepared {
   mcp.carryIn(context.sources);
   state.context = context;
   state.hookEvents = [...prepared.hooks.events];
+  run.checkpoints.offer(prepared.checkpoint);
+  run.checkpoints.settle(0);
   return prepared.workerQueue ? { workerQueue: prepared.workerQueue } : {};
 }
 

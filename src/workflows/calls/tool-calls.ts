@@ -21,6 +21,9 @@ export interface ToolCallSettings {
   network: boolean;
   commandPolicy?: { deny?: string[] };
   timeouts?: RunTimeouts;
+  checkpointIgnore?: string[];
+  /** The call's turn and the run's last checkpoint (docs/checkpoints.md). */
+  checkpointOf?: () => { turn: number; lastCheckpointId: string | undefined };
 }
 
 /**
@@ -62,6 +65,7 @@ export class ToolCalls {
   /** Runs one call; `mcp` when it is an MCP tool's. */
   execute(toolUse: ToolUseBlock, mcp: McpCallRef | undefined) {
     const { s } = this;
+    const checkpoint = s.checkpointOf?.();
     const args = {
       toolUseId: toolUse.id,
       name: toolUse.name,
@@ -71,6 +75,9 @@ export class ToolCalls {
       ...(s.network ? { network: true } : {}),
       ...(s.commandPolicy ? { commandPolicy: s.commandPolicy } : {}),
       ...(mcp ? { mcp } : {}),
+      ...(checkpoint ? { turn: checkpoint.turn } : {}),
+      ...(checkpoint?.lastCheckpointId ? { lastCheckpointId: checkpoint.lastCheckpointId } : {}),
+      ...(s.checkpointIgnore ? { checkpointIgnore: s.checkpointIgnore } : {}),
     };
     const summary = describeToolCall(toolUse.name, toolUse.input);
     // The worker's registry decides (each model call reports it).

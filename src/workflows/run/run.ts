@@ -13,6 +13,7 @@ import { ToolCalls } from '../calls/tool-calls';
 import { ToolChoicePolicy } from '../calls/tool-choice';
 import { joinTree, subagentPlan, type SubagentPlan, type SubagentTree, type TreeBudget } from '../subagents';
 import { Approvals } from './approvals';
+import { RunCheckpoints } from './checkpoints';
 import { RunState } from './run-state';
 import { settingsOf, validatedInput, workerToolNames, type ParsedInput, type RunSettings } from './settings';
 import { StatusBoard } from './status';
@@ -29,6 +30,8 @@ export class Run {
   readonly settings: RunSettings;
   readonly state: RunState;
   readonly approvals = new Approvals();
+  /** The run's workspace checkpoints (docs/checkpoints.md). */
+  readonly checkpoints: RunCheckpoints;
   readonly board: StatusBoard;
   readonly tree: SubagentTree | undefined;
   /** The tree's budget that each model call reserves its expected cost against (subagents/budget.ts); undefined: none. */
@@ -80,6 +83,7 @@ export class Run {
       context: () => describeContext(state.context, this.mcp),
     });
     const emit = (this.emit = state.events.emit.bind(state.events));
+    this.checkpoints = new RunCheckpoints(input.resume?.checkpoints, emit);
     this.toolChoice = new ToolChoicePolicy(input.toolChoice, model, requireDone);
     const joined = joinTree({
       input,
@@ -124,7 +128,13 @@ export class Run {
       input.timeouts,
     );
     this.toolCalls = new ToolCalls(
-      { ...place, ...(input.commandPolicy ? { commandPolicy: input.commandPolicy } : {}), timeouts: input.timeouts },
+      {
+        ...place,
+        ...(input.commandPolicy ? { commandPolicy: input.commandPolicy } : {}),
+        timeouts: input.timeouts,
+        ...(input.checkpointIgnore ? { checkpointIgnore: input.checkpointIgnore } : {}),
+        checkpointOf: () => ({ turn: state.iteration, lastCheckpointId: this.checkpoints.lastId }),
+      },
       state.conversation.id,
       this.modelCalls,
     );
@@ -140,7 +150,7 @@ export class Run {
    * child's id never repeats within the run; `joinTree` above reads it back).
    */
   snapshot(waiting?: { idleDeadline: number }): RunContinuation {
-    return Object.assign(this.state.snapshot(waiting), this.tree?.carried());
+    return Object.assign(this.state.snapshot(waiting), this.tree?.carried(), this.checkpoints.carried());
   }
 
   /** From run start on, the run's tools, hooks and MCP servers use the workspace's recorded real path. */

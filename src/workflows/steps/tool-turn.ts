@@ -61,6 +61,7 @@ export function runToolTurn<R>(
   });
   const finish = (settled: ToolResultBlock[]): R | Promise<R> => {
     const turn = { results: fitToBudget(settled), ...(finished ? { doneSummary } : {}) };
+    run.checkpoints.settle(run.state.iteration);
     // The one point where a run's MCP tools change: after the turn's calls, before the next model call.
     return run.mcp.changesPending ? run.mcp.refreshIfChanged().then(() => then(turn)) : then(turn);
   };
@@ -185,6 +186,7 @@ function callTool(run: Run, toolUse: ToolUseBlock, call: ToolUseBlock, pre: PreT
     (result) => {
       state.activeTools.delete(toolUse.id);
       if (result.mcpToolsChanged) mcp.markChanged(toolUse.name);
+      run.checkpoints.take(result);
       state.conversation.markToolResultCached(toolUse.id);
       return finishCall(run, toolUse, call, pre, result.content, result.isError);
     },

@@ -1,0 +1,87 @@
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { DirectoryStore, restoreCheckpoint } from '../../src/checkpoints';
+import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
+import { eventsQuery, stateQuery, type RunEvent } from '../../src/shared';
+import { runResult, toolResults } from '../support/run-helpers';
+import { withWorker } from '../support/temporal';
+import { useWorkflowSuite } from '../support/workflow-suite';
+
+/**
+ * Workspace checkpoints in real runs (docs/checkpoints.md): recorded by the tool activity after each
+ * turn that may have changed files, referenced by the run (event, state, history), restorable.
+ */
+const { suite, start } = useWorkflowSuite('run-checkpoints');
+
+let storeDir: string;
+beforeEach(async () => {
+  storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'da-ckpt-store-'));
+});
+afterEach(async () => {
+  await fs.rm(storeDir, { recursive: true, force: true });
+});
+
+function checkpointsOf(events: RunEvent[]) {
+  return events.filter((e): e is Extract<RunEvent, { kind: 'checkpoint' }> => e.kind === 'checkpoint');
+}
+
+test('turn 0 and every mutating turn take a checkpoint, read-only turns none; history holds only references', async () => {
+  await fs.writeFile(path.join(suite.workspace, 'seed.txt'), 'seed\n');
+  const secret = 'CONTENT-THAT-MUST-NOT-BE-IN-HISTORY-'.repeat(20);
+  const model = new ScriptedModel([
+    toolUse([{ name: 'write_file', input: { path: 'a.txt', content: secret } }]),
+    toolUse([{ name: 'read_file', input: { path: 'a.txt' } }]),
+    toolUse([
+      { name: 'bash', input: { command: 'echo two > b.txt' } },
+      { name: 'write_file', input: { path: 'c/d.txt', content: 'dee' } },
+    ]),
+    text('Done.'),
+  ]);
+  const store = new DirectoryStore(storeDir);
+  await withWorker(suite.env, { model, deps: { checkpoints: store } }, async (tq) => {
+    const handle = await start(tq, { checkpointIgnore: ['*.log'] });
+    expect((await runResult(handle)).exitReason).toBe('completed');
+    const { events } = await handle.query(eventsQuery, { after: 0 });
+    const taken = checkpointsOf(events);
+    expect(taken.map((c) => c.turn)).toEqual([0, 1, 3]);
+    expect(taken[0]).toMatchObject({ filesChanged: 1 });
+    expect(taken[1]).toMatchObject({ filesChanged: 1 });
+    // Both calls of turn 3 are in its checkpoint: the latest-started recording saw both writes.
+    expect(taken[2]).toMatchObject({ filesChanged: 2 });
+    for (const c of taken) expect(c.id).toMatch(/^[0-9a-f]{64}$/);
+    const state = await handle.query(stateQuery);
+    expect(state.lastCheckpoint).toEqual({ turn: 3, id: taken[2]!.id, filesChanged: 2, bytes: expect.any(Number) });
+
+    // Turn 1's checkpoint restores the files as they were after turn 1, not later ones.
+    const into = await fs.mkdtemp(path.join(os.tmpdir(), 'da-ckpt-restore-'));
+    try {
+      await restoreCheckpoint(taken[1]!.id, { workspace: into, store });
+      expect((await fs.readdir(into)).sort()).toEqual(['a.txt', 'seed.txt']);
+      expect(await fs.readFile(path.join(into, 'a.txt'), 'utf8')).toBe(secret);
+    } finally {
+      await fs.rm(into, { recursive: true, force: true });
+    }
+
+    // History: references only, never the files' contents beyond what the model itself wrote.
+    const history = JSON.stringify((await handle.fetchHistory()).events);
+    expect(history.split(secret).length - 1).toBeLessThanOrEqual(3);
+    expect(history).not.toContain('seed\\n');
+  });
+  // The model saw the tool results unchanged (no checkpoint note in them).
+  expect(toolResults(model.requests[2]!.messages.at(-1))[0]!.content).toContain('CONTENT-THAT');
+});
+
+test('checkpoints off: no checkpoint event, no state field, the run as before', async () => {
+  const model = new ScriptedModel([
+    toolUse([{ name: 'write_file', input: { path: 'a.txt', content: 'x' } }]),
+    text('ok'),
+  ]);
+  await withWorker(suite.env, { model, deps: { checkpoints: false } }, async (tq) => {
+    const handle = await start(tq);
+    expect((await runResult(handle)).exitReason).toBe('completed');
+    const { events } = await handle.query(eventsQuery, { after: 0 });
+    expect(checkpointsOf(events)).toEqual([]);
+    expect((await handle.query(stateQuery)).lastCheckpoint).toBeUndefined();
+  });
+});
