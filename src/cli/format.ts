@@ -157,7 +157,29 @@ export function formatState(id: string, state: AgentRunState): string {
     ...subagentStateLines(state),
     ...(state.pendingMessages ? [`messages    ${state.pendingMessages} waiting`] : []),
     ...(state.session ? ['session     yes'] : []),
+    ...checkpointLines(state),
   ].join('\n');
+}
+
+/** The run's last workspace checkpoint, and a divergence a worker kept (docs/checkpoints.md). */
+function checkpointLines(state: AgentRunState): string[] {
+  const lines: string[] = [];
+  const c = state.lastCheckpoint;
+  if (c && typeof c === 'object') {
+    lines.push(
+      c.pending
+        ? `checkpoint  turn ${Number(c.turn)} pending (the store was unavailable; retried before the next call)`
+        : `checkpoint  turn ${Number(c.turn)} · ${Number(c.filesChanged)} files changed · ${nf.format(Number(c.bytes))} bytes · ${one(String(c.id))}`,
+    );
+  }
+  const d = state.workspaceDiverged;
+  if (d && typeof d === 'object' && Array.isArray(d.paths)) {
+    const shown = d.paths.slice(0, 5).map((p) => one(String(p)));
+    lines.push(
+      `workspace   differs from the last checkpoint in ${Number(d.count)} paths (${shown.join(', ')}${Number(d.count) > 5 ? ', …' : ''}); kept as it is`,
+    );
+  }
+  return lines;
 }
 
 /** `durable-agent status`: the live state of an open run, else what the run left and why it ended. */

@@ -9,6 +9,7 @@ import type { SandboxSetting } from '../sandbox';
 import type { Tool } from '../tools/types';
 import { workerSettings } from '../worker';
 import type { AgentDeployment } from '../deployment';
+import type { CheckpointsOption } from '../activities/checkpoint-steps';
 
 /**
  * What `new AgentPlugin(options)` takes. Every setting left out is read from the environment the
@@ -83,6 +84,13 @@ export interface AgentPluginOptions {
    * plugin, for each setting its own options leave out. Default `true`; `false` leaves them alone.
    */
   connectionFromEnv?: boolean;
+  /**
+   * Workspace checkpoints (docs/checkpoints.md): `false` for none, a `DURABLE_AGENT_CHECKPOINTS` value
+   * (`off`, a directory, `s3://bucket/prefix`), a store, or `{ store, ignore, limits }` (`ignore`: the
+   * worker's `checkpointIgnore` patterns). Default: `DURABLE_AGENT_CHECKPOINTS`, on (a directory under
+   * `~/.local/share/durable-agent/`).
+   */
+  checkpoints?: CheckpointsOption;
 }
 
 /** The activities' dependencies for `options`, with the environment's defaults. */
@@ -105,6 +113,7 @@ export function activityDeps(options: AgentPluginOptions): ActivityDeps {
     ...(options.settingsFile ? { settingsFile: options.settingsFile } : {}),
     ...(options.agentsDir ? { agentsDir: options.agentsDir } : {}),
     ...(options.workspaceRoots ? { workspaceRoots: options.workspaceRoots } : {}),
+    ...(options.checkpoints !== undefined ? { checkpoints: options.checkpoints } : {}),
     ...(options.mcpServers || options.mcp
       ? { mcp: { ...options.mcp, ...(options.mcpServers ? { servers: options.mcpServers } : {}) } }
       : {}),
