@@ -49,12 +49,14 @@ require.extensions['.ts'] = function (module, filename) {
 require(require('node:path').resolve(process.argv[1]));
 `;
 
-/** Runs a TypeScript file in a new Node process. */
-export function spawnTs(entry: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--enable-source-maps', '-e', TS_ENTRY, entry, ...args], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/**
+ * Runs a TypeScript file in a new Node process; `prefix`: a command that execs the rest (e.g.
+ * `unshare -m … sh -c '…; exec "$@"' sh`, a worker in a mount namespace of its own).
+ */
+export function spawnTs(entry: string, args: string[], env: NodeJS.ProcessEnv, prefix: string[] = []): ChildProcess {
+  const argv = [process.execPath, '--enable-source-maps', '-e', TS_ENTRY, entry, ...args];
+  const [command, ...rest] = [...prefix, ...argv];
+  return spawn(command!, rest, { env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 export interface ExitStatus {
@@ -71,8 +73,8 @@ export class WorkerProcess {
   private lines: { at: number; text: string }[] = [];
   private waiters = new Set<() => void>();
 
-  constructor(env: Record<string, string | undefined>, label = 'worker') {
-    this.child = spawnTs(path.join(__dirname, 'worker-process.ts'), [], { ...process.env, ...env });
+  constructor(env: Record<string, string | undefined>, label = 'worker', prefix: string[] = []) {
+    this.child = spawnTs(path.join(__dirname, 'worker-process.ts'), [], { ...process.env, ...env }, prefix);
     for (const stream of [this.child.stdout, this.child.stderr]) {
       let partial = '';
       stream?.on('data', (chunk: Buffer) => {
@@ -149,8 +151,12 @@ export class WorkerFleet {
 
   constructor(private readonly baseEnv: () => Record<string, string | undefined>) {}
 
-  start(env: Record<string, string | undefined> = {}, label = `worker${this.all.length + 1}`): WorkerProcess {
-    const worker = new WorkerProcess({ ...this.baseEnv(), ...env }, label);
+  start(
+    env: Record<string, string | undefined> = {},
+    label = `worker${this.all.length + 1}`,
+    prefix: string[] = [],
+  ): WorkerProcess {
+    const worker = new WorkerProcess({ ...this.baseEnv(), ...env }, label, prefix);
     this.all.push(worker);
     return worker;
   }
