@@ -24,8 +24,8 @@ export function createToolCalls(env: ActivityEnv) {
     }
     // Failover (docs/checkpoints.md): a workspace this worker did not record is compared with the run's last checkpoint.
     const before = await checkpoints.beforeCall(input, workspace);
-    let { unrun, ...result } = await runToolOnce(input, workspace, ctx);
-    if (before.note) result = { ...result, content: `${result.content}\n\n${before.note}` };
+    const { unrun, ...ran } = await runToolOnce(input, workspace, ctx);
+    let result: RunToolOutput = before.note ? { ...ran, content: `${ran.content}\n\n${before.note}` } : ran;
     // The turn's checkpoint, in this activity: after a call that may have changed files.
     const checkpoint = await checkpoints.afterCall(input, workspace, sideEffectOf(input), !unrun);
     result = { ...result, ...before.fields, ...(checkpoint ? { checkpoint } : {}) };
