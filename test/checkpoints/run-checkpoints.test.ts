@@ -6,6 +6,7 @@ import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
 import { eventsQuery, stateQuery, type RunEvent } from '../../src/shared';
 import { runResult, toolResults } from '../support/run-helpers';
 import { withWorker } from '../support/temporal';
+import { SwitchableStore } from '../support/switchable-store';
 import { useWorkflowSuite } from '../support/workflow-suite';
 
 /**
@@ -84,4 +85,39 @@ test('checkpoints off: no checkpoint event, no state field, the run as before', 
     expect(checkpointsOf(events)).toEqual([]);
     expect((await handle.query(stateQuery)).lastCheckpoint).toBeUndefined();
   });
+});
+
+test('the store down during a turn: the tool result stands, the turn is pending, and it lands before the next call', async () => {
+  const flaky = new SwitchableStore(new DirectoryStore(storeDir));
+  const model = new ScriptedModel([
+    () => {
+      flaky.down = true;
+      return toolUse([{ name: 'write_file', input: { path: 'a.txt', content: 'kept' } }]);
+    },
+    () => {
+      flaky.down = false;
+      return toolUse([{ name: 'read_file', input: { path: 'a.txt' } }]);
+    },
+    text('ok'),
+  ]);
+  const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+  try {
+    await withWorker(suite.env, { model, deps: { checkpoints: flaky } }, async (tq) => {
+      const handle = await start(tq);
+      expect((await runResult(handle)).exitReason).toBe('completed');
+      const { events } = await handle.query(eventsQuery, { after: 0 });
+      const turn1 = checkpointsOf(events).filter((c) => c.turn === 1);
+      expect(turn1).toEqual([
+        expect.objectContaining({ turn: 1, id: '', pending: true }),
+        expect.objectContaining({ turn: 1, id: expect.stringMatching(/^[0-9a-f]{64}$/), filesChanged: 1 }),
+      ]);
+      expect((await handle.query(stateQuery)).lastCheckpoint).toMatchObject({ turn: 1, id: turn1[1]!.id });
+    });
+  } finally {
+    warn.mockRestore();
+  }
+  const wrote = toolResults(model.requests[1]!.messages.at(-1))[0]!;
+  expect(wrote.is_error).toBeFalsy();
+  expect(wrote.content).toContain('Wrote 4 bytes');
+  expect(toolResults(model.requests[2]!.messages.at(-1))[0]!.content).toContain('kept');
 });
