@@ -1,7 +1,8 @@
 /**
  * Workspace checkpoints (worker side): content-addressed records of a run's files after a turn, a
- * store to keep them in, and restores that never write outside the workspace. Not yet called by the
- * run's activities: recording after a turn, restore on failover, fork, rewind and diff build on this.
+ * store to keep them in, and restores that never write outside the workspace. The worker's side
+ * (`WorkerCheckpoints`) records after a run's mutating calls, checks and restores on failover, and
+ * restores at run start (docs/checkpoints.md).
  */
 export {
   MANIFEST_VERSION,
