@@ -15,3 +15,9 @@ export class LoopExit {
     });
   }
 }
+
+/**
+ * What a step of the iteration boundary (steps/boundary.ts) tells the loop: end the run with this exit,
+ * go round `again` from the first check, or `go_on` with the next step.
+ */
+export type Next = LoopExit | 'again' | 'go_on';

@@ -1,5 +1,5 @@
 import { CancellationScope, workflowInfo } from '@temporalio/workflow';
-import type { PrepareRunInput } from '../../shared/activity-io';
+import type { CallModelOutput, PrepareRunInput } from '../../shared/activity-io';
 import type { ModelResponse } from '../../shared/messages';
 import { DONE_TOOL_NAME } from '../../shared/run/tool-policy';
 import type { AgentRunInput, RunContinuation, RunEventInput } from '../../shared/run';
@@ -51,6 +51,8 @@ export class Run {
   readonly scope = new CancellationScope();
   /** A new run's start, waiting to go with its first model call (steps/start.ts); undefined once started. */
   startWith: PrepareRunInput | undefined;
+  /** The model's answer of this iteration, waiting for the boundary's turn step (steps/boundary.ts). */
+  pendingTurn: CallModelOutput | undefined;
   /** The iteration whose `model_call_started` was emitted last ({@link announceCall}). */
   private announcedCall = 0;
   /** This execution had a model call answered: the run's own continue-as-new limits count from then (steps/hand-over.ts). */
@@ -169,6 +171,17 @@ export class Run {
     if (this.announcedCall === iteration) return;
     this.announcedCall = iteration;
     this.emit({ kind: 'model_call_started', iteration });
+  }
+
+  /**
+   * A request to stop the run: a client's interrupt, or else a hook's request to end it (`stopRun`);
+   * undefined: none. The one place both are read (the boundary's first step, a turn's end, a session's wait).
+   */
+  stopRequested(): { reason?: string } | undefined {
+    const { interrupt } = this.state;
+    if (interrupt) return interrupt;
+    const reason = this.hooks.stopRunRequested;
+    return reason === undefined ? undefined : { reason };
   }
 
   /** Usage and cost of a call; an iteration's call (`judge`) also decides whether compaction is due. */

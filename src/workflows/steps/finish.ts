@@ -29,8 +29,8 @@ export async function finishTurn(run: Run, text: string, stopHooks = true): Prom
     text = verdict.text;
   }
   emit({ kind: 'answer', text });
-  const stopRun = hooks.stopRunRequested;
-  if (stopRun !== undefined) return LoopExit.interrupted({ reason: stopRun }, text);
+  const stop = run.stopRequested();
+  if (stop) return LoopExit.interrupted(stop, text);
   if (state.inbox.count > 0) {
     nextMessage(run);
     return undefined;
@@ -80,7 +80,7 @@ function nextMessage(run: Run): void {
  * still waiting instead of running into the history limit; the next execution waits on.
  */
 export async function waitForInput(run: Run, text: string, idleDeadline: number): Promise<LoopExit | undefined> {
-  const { state, hooks } = run;
+  const { state } = run;
   const { inbox } = state;
   state.awaitingInput = true;
   run.board.index();
@@ -88,12 +88,12 @@ export async function waitForInput(run: Run, text: string, idleDeadline: number)
   const woken =
     remaining > 0 &&
     (await condition(
-      () => inbox.count > 0 || state.endRequested || handOverSuggested() || hooks.stopRunRequested !== undefined,
+      () => inbox.count > 0 || state.endRequested || handOverSuggested() || run.stopRequested() !== undefined,
       remaining,
     ));
   state.awaitingInput = false;
-  const stopRun = hooks.stopRunRequested;
-  if (stopRun !== undefined) return LoopExit.interrupted({ reason: stopRun }, text);
+  const stop = run.stopRequested();
+  if (stop) return LoopExit.interrupted(stop, text);
   if (!woken || (state.endRequested && inbox.count === 0)) return new LoopExit('completed', text);
   if (inbox.count === 0 && handOverSuggested()) await handOver(run, { idleDeadline });
   nextMessage(run);

@@ -3,21 +3,40 @@ import { SUMMARY_FALLBACK_TEXT, SUMMARY_INSTRUCTION } from '../../shared/constan
 import { textOf } from '../../shared/messages';
 import { replyProse } from '../../shared/text-protocol';
 import { failureMessage, failureType, stopping } from '../calls/failures';
-import { LoopExit } from '../run/loop-exit';
+import { LoopExit, type Next } from '../run/loop-exit';
 import type { Run } from '../run/run';
+import { expectedCallUsd, type TreeBudget } from '../subagents';
 import { firstCall } from './start';
 
 /**
  * One iteration's model call: the answer is accounted, appended exactly as returned (thinking
- * blocks included, unmodified, in order) and reported; a call that finally fails ends the run.
- * A promise chain (docs/contributing.md, "The hot path").
+ * blocks included, unmodified, in order) and reported, and waits for the turn step (`run.pendingTurn`);
+ * a call that finally fails ends the run. In a budgeted tree the call is admitted once its expected
+ * cost is reserved against the tree's budget (subagents/budget.ts), and refused (`max_budget`) when
+ * the budget has no room left; the reservation ends once the call's spending is counted.
  */
-export function modelStep(run: Run): Promise<CallModelOutput | LoopExit | undefined> {
-  // A new run's first call carries its start (steps/start.ts); undefined: started, not answered yet.
+export function modelStep(run: Run): Promise<Next> {
+  return run.budget ? budgetedCall(run, run.budget) : callModel(run);
+}
+
+async function budgetedCall(run: Run, budget: TreeBudget): Promise<Next> {
+  const { state, settings } = run;
+  const held = await budget.admit(expectedCallUsd(state, settings.model, settings.maxTokens));
+  if (!held) return new LoopExit('max_budget', state.lastAssistantText);
+  try {
+    return await callModel(run);
+  } finally {
+    budget.release(held);
+  }
+}
+
+/** The call itself. A promise chain (docs/contributing.md, "The hot path"). */
+function callModel(run: Run): Promise<Next> {
+  // A new run's first call carries its start (steps/start.ts); 'again': started, not answered yet.
   if (run.startWith) return firstCall(run, answered, callFailed);
   const { state } = run;
   run.announceCall();
-  return run.modelCalls.call<CallModelOutput | LoopExit>(state.iteration + 1, {
+  return run.modelCalls.call<Next>(state.iteration + 1, {
     ok: (response) => answered(run, response),
     fail: (err: unknown) => callFailed(run, err),
   });
@@ -31,7 +50,7 @@ function callFailed(run: Run, err: unknown): LoopExit {
   return new LoopExit('failed', state.lastAssistantText, { type: failureType(err), message: failureMessage(err) });
 }
 
-function answered(run: Run, response: CallModelOutput): CallModelOutput {
+function answered(run: Run, response: CallModelOutput): 'go_on' {
   const { state, emit } = run;
   const { conversation } = state;
   run.modelCalls.noteRoute(response);
@@ -61,7 +80,8 @@ function answered(run: Run, response: CallModelOutput): CallModelOutput {
     text: words,
   });
   run.board.index();
-  return response;
+  run.pendingTurn = response;
+  return 'go_on';
 }
 
 /**

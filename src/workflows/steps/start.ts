@@ -2,11 +2,9 @@ import type { CallModelOutput, FirstModelCallOutput } from '../../shared/activit
 import { cutChars } from '../../shared/bounds';
 import { ErrorTypes } from '../../shared/constants';
 import { prepareInput, prepareRun, usePrepared, type Prepared } from '../calls/prepare-run';
-import { LoopExit } from '../run/loop-exit';
+import { LoopExit, type Next } from '../run/loop-exit';
 import type { Run } from '../run/run';
 import { offerTask } from '../subagents';
-import { compactionDue } from './compaction';
-import { shouldContinueAsNew } from './hand-over';
 import { screenPrompt } from './intake';
 
 /**
@@ -17,7 +15,8 @@ import { screenPrompt } from './intake';
  * happens here but `run.startWith`, and {@link firstCall} does the rest when the loop calls the
  * model. The worker prepares the run and answers in one activity, unless the workflow must act in
  * between (UserPromptSubmit hooks, MCP servers); a run that must do something else before its first
- * call (take a message, hand over, sum up) starts the other way first ({@link startNow}).
+ * call (a boundary step marked `needsStart` is due: take a message, hand over, sum up) starts the
+ * other way first ({@link startNow}, the boundary's `start` step: steps/boundary.ts).
  */
 export async function startRun(run: Run): Promise<LoopExit | undefined> {
   const { state } = run;
@@ -30,20 +29,6 @@ export async function startRun(run: Run): Promise<LoopExit | undefined> {
   return started(run, await prepareRun(run));
 }
 
-/**
- * Whether the loop does something else before its next model call (takes a message, compacts, hands
- * over, sums up at a limit): a run start waiting for that call cannot wait any longer.
- */
-export function startCannotWait(run: Run): boolean {
-  const { state, settings } = run;
-  return (
-    state.inbox.count > 0 ||
-    compactionDue(run) ||
-    shouldContinueAsNew(run.input.continueAsNewAfter, run.calledModel) ||
-    state.limitReached({ ...settings, perMessage: settings.session }) !== undefined
-  );
-}
-
 /** A run whose start waits for its first model call, about to do something else first: it starts now. */
 export async function startNow(run: Run): Promise<LoopExit | undefined> {
   if (!run.startWith) return undefined;
@@ -52,16 +37,16 @@ export async function startNow(run: Run): Promise<LoopExit | undefined> {
 }
 
 /**
- * The first model call with the run's start. Undefined: the worker prepared the run but left the
- * call to the workflow (UserPromptSubmit hooks screened the prompt, MCP tools were taken); the loop
- * goes round once more, so its checks (an interrupt, a hook's request to stop, a message) come
- * before the call, as they do before every call.
+ * The first model call with the run's start. 'again': the worker prepared the run but left the call
+ * to the workflow (UserPromptSubmit hooks screened the prompt, MCP tools were taken); the loop goes
+ * round once more, so its checks (an interrupt, a hook's request to stop, a message) come before the
+ * call, as they do before every call.
  */
 export async function firstCall(
   run: Run,
-  answered: (run: Run, response: CallModelOutput) => CallModelOutput,
+  answered: (run: Run, response: CallModelOutput) => Next,
   failed: (run: Run, err: unknown) => LoopExit,
-): Promise<CallModelOutput | LoopExit | undefined> {
+): Promise<Next> {
   const prepare = run.startWith!;
   run.startWith = undefined;
   run.announceCall();
@@ -73,7 +58,7 @@ export async function firstCall(
   const exit = await started(run, preparedBy(run, outcome));
   if (exit) return exit;
   // The worker answers only when nothing had to come first (it read the same hooks: src/activities/first-call.ts).
-  return outcome.response === undefined ? undefined : answered(run, outcome.response);
+  return outcome.response === undefined ? 'again' : answered(run, outcome.response);
 }
 
 function preparedBy(run: Run, outcome: FirstModelCallOutput): Prepared {
