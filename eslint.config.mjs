@@ -114,6 +114,30 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': ['error', ...NO_MODULE_STATE] },
   },
   {
+    // The inspector's page (src/inspector/web/): plain browser modules, no build step, no type information.
+    files: ['src/inspector/web/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      parserOptions: { projectService: false },
+      globals: Object.fromEntries(
+        [
+          'window',
+          'document',
+          'location',
+          'fetch',
+          'EventSource',
+          'URL',
+          'URLSearchParams',
+          'Node',
+          'setTimeout',
+          'clearTimeout',
+          'performance',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+    rules: { '@typescript-eslint/no-floating-promises': 'off' },
+  },
+  {
     // The activities are the worker's hot path too.
     files: ['src/activities/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SHARED_BARREL] }] },

@@ -314,6 +314,43 @@ export const COMMANDS: readonly Command[] = [
     },
   }),
   command({
+    name: 'ui',
+    summary: 'the inspector: a web page of runs, their turns, tool calls, cost and live text (docs/inspector.md)',
+    flags: [
+      {
+        name: 'port',
+        type: 'integer',
+        value: 'N',
+        min: 0,
+        max: 65535,
+        help: 'the port (default: 8234 or the next free one)',
+      },
+      {
+        name: 'host',
+        type: 'string',
+        value: 'H',
+        help: 'the address to listen on (default 127.0.0.1: this machine only)',
+      },
+      {
+        name: 'read-only',
+        type: 'boolean',
+        help: 'show runs without any action (no Approve, Deny, Interrupt, Send, End session)',
+      },
+    ],
+    async run({ values }, { config, say }) {
+      const { uiCommand } = await import('./ui-command');
+      return uiCommand(
+        {
+          readOnly: values['read-only'] ?? false,
+          ...(values.port !== undefined ? { port: values.port } : {}),
+          ...(values.host !== undefined ? { host: values.host } : {}),
+        },
+        config,
+        say,
+      );
+    },
+  }),
+  command({
     name: 'codec-server',
     summary: 'decrypts payloads for the Web UI (docs/encryption.md)',
     flags: [

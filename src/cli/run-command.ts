@@ -17,6 +17,7 @@ import { inertJson, visibleLine } from './terminal-text';
 import { withWholeApprovalInputs } from './approval-input';
 import { SubagentProgress } from './subagent-progress';
 import { refuseTakenId } from './run-id';
+import { inspectorLink } from './inspector-note';
 import { webUiLink } from './web-ui';
 
 /** What `run` was asked: the prompt, the run input its flags set (run-flags.ts), and the CLI's own choices. */
@@ -109,6 +110,8 @@ export async function runCommand(flags: RunFlags, config: TemporalConfig): Promi
     const link = webUiLink(config.address, config.namespace, workflowId, handle.firstExecutionRunId);
     out(`Started run ${workflowId} on task queue '${config.taskQueue}'`);
     out(`Web UI: ${link}`);
+    const inspector = inspectorLink(config.address, workflowId);
+    if (inspector) out(`Inspector: ${inspector}`);
     if (flags.detach) {
       out(
         `Detached. Follow it with: durable-agent follow ${workflowId}  (its result alone: durable-agent result ${workflowId})`,

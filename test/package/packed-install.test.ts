@@ -74,6 +74,9 @@ test('the tarball holds the compiled package and its entries resolve from an out
   expect(existsSync(path.join(installed, 'dist', 'src', 'index.js'))).toBe(true);
   expect(existsSync(path.join(installed, 'dist', 'src', 'workflow.d.ts'))).toBe(true);
   expect(existsSync(path.join(installed, 'src'))).toBe(false);
+  // The inspector's page ships compiled beside its server (`durable-agent ui`), nothing from a CDN.
+  expect(existsSync(path.join(installed, 'dist', 'src', 'inspector', 'web', 'index.html'))).toBe(true);
+  expect(existsSync(path.join(installed, 'dist', 'src', 'inspector', 'web', 'app.js'))).toBe(true);
   // One @temporalio/workflow: the user's (peer dependency), none nested under the package.
   expect(existsSync(path.join(installed, 'node_modules', '@temporalio'))).toBe(false);
   const probe = `const a=require('durable-agent');const w=require('durable-agent/workflow');
@@ -88,6 +91,7 @@ test('the tarball holds the compiled package and its entries resolve from an out
     defs: ['interrupt', 'state', 'events', 'sendMessage', 'approveTool', 'denyTool', 'endSession'],
   });
   expect(sh('npx', ['--no-install', 'durable-agent', '--help'], app)).toMatch(/durable-agent/);
+  expect(sh('npx', ['--no-install', 'durable-agent', 'ui', '--help'], app)).toMatch(/--read-only/);
 });
 
 test('the installed CLI runs an agent from any directory (inline worker, prebuilt workflow bundle)', () => {

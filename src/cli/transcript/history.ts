@@ -63,7 +63,8 @@ export async function* executionRecords(
   } while (token);
 }
 
-async function historyPage(
+/** One page of an execution's history (an empty `runId`: the latest execution); NOT_FOUND as `WorkflowNotFoundError`. */
+export async function historyPage(
   client: Client,
   workflowId: string,
   runId: string,
@@ -107,7 +108,8 @@ async function decode(client: Client, payloads: Payload[] | null | undefined): P
   }
 }
 
-async function decodeEvent(
+/** The record one history event makes for a transcript, if any (`scheduledTypes` carries activity types from scheduled to completed). */
+export async function decodeEvent(
   client: Client,
   runId: string,
   event: HistoryEvent,
