@@ -118,8 +118,12 @@ describeWithChromium(suiteName('durable-agent ui'), () => {
     expect(await seriousViolations(list)).toEqual([]);
     if (process.env.DA_INSPECTOR_SCREENSHOT) {
       // docs/images/inspector-run.png: DA_INSPECTOR_SCREENSHOT=docs/images/inspector-run.png npx jest test/inspector/inspector.test.ts
-      await list.setViewportSize({ width: 1100, height: 900 });
-      await list.screenshot({ path: process.env.DA_INSPECTOR_SCREENSHOT, type: 'png' });
+      const shot = await openRun(id);
+      await shot.setViewportSize({ width: 1100, height: 1000 });
+      await shot.getByRole('heading', { name: 'Turn 3' }).waitFor({ timeout: UI_MS });
+      await shot.getByRole('region', { name: 'Turn 1' }).getByText('write_file').click();
+      await shot.screenshot({ path: process.env.DA_INSPECTOR_SCREENSHOT, type: 'png' });
+      await shot.close();
     }
     await list.close();
   }, 120_000);

@@ -1,6 +1,6 @@
 // The inspector's page: two views chosen by the address's hash, #/ (runs) and #/run/<id>.
 import { getJson } from './api.js';
-import { clear, h } from './dom.js';
+import { clear, h, put } from './dom.js';
 import { showRunList } from './list.js';
 import { showRun } from './run.js';
 
@@ -18,7 +18,7 @@ async function route() {
     if (run) leave = await showRun(app, decodeURIComponent(run[1]), config);
     else leave = await showRunList(app, config);
   } catch (error) {
-    clear(app).append(h('h1', {}, 'Something went wrong'), h('p', { role: 'alert' }, String(error.message ?? error)));
+    put(app, h('h1', {}, 'Something went wrong'), h('p', { role: 'alert' }, String(error.message ?? error)));
   }
 }
 

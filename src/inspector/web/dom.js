@@ -62,6 +62,19 @@ export function s(tag, attrs, ...children) {
   return build(document.createElementNS(SVG_NS, tag), attrs, children);
 }
 
+/** Replaces an element's children (strings as text; null, undefined and false skipped; arrays flattened). */
+export function put(el, ...children) {
+  clear(el);
+  append(el, children);
+  return el;
+}
+
+/** Adds children the same way. */
+export function add(el, ...children) {
+  append(el, children);
+  return el;
+}
+
 export function clear(el) {
   while (el.firstChild) el.removeChild(el.firstChild);
   return el;

@@ -1,7 +1,7 @@
 // The run list: one visibility page at a time, filters by status and text, subagents folded under
 // their parent, forks linked to their origin.
 import { getJson } from './api.js';
-import { clear, h } from './dom.js';
+import { add, clear, h } from './dom.js';
 import { cost, duration, time } from './format.js';
 
 const STATUSES = [
@@ -122,7 +122,8 @@ export async function showRunList(app) {
     typing = setTimeout(() => void load(true), 300);
   });
   more.addEventListener('click', () => void load(false));
-  app.append(
+  add(
+    app,
     h('h1', {}, 'Runs'),
     h(
       'div',

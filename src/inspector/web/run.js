@@ -1,7 +1,7 @@
 // A run's page: what it is and how it ended, pictures of it, each turn, and — while it runs — its
 // streaming text, pending approvals and the buttons that steer it (unless read-only).
 import { getJson, runPath } from './api.js';
-import { clear, h } from './dom.js';
+import { add, h, put } from './dom.js';
 import { cost, duration, json, time, tokens, totalInput } from './format.js';
 import { actionsPanel, approvalsPanel } from './steer.js';
 import { timeline, usageChart } from './charts.js';
@@ -117,7 +117,7 @@ export async function showRun(app, id, config) {
   const approvals = h('div');
   const actions = h('div');
   const content = h('div');
-  app.append(h('p', {}, h('a', { href: '#/' }, '← Runs')), heading, links, approvals, actions, live, content);
+  add(app, h('p', {}, h('a', { href: '#/' }, '← Runs')), heading, links, approvals, actions, live, content);
 
   let view;
   const pending = new Map();
@@ -126,7 +126,8 @@ export async function showRun(app, id, config) {
   let closed = false;
 
   const render = () => {
-    clear(links).append(
+    put(
+      links,
       h('a', { href: view.webUi, target: '_blank', rel: 'noopener noreferrer' }, 'Open in Temporal Web UI'),
       view.parentWorkflowId
         ? [' · subagent of ', h('a', { href: runLink(view.parentWorkflowId) }, view.parentWorkflowId)]
@@ -139,10 +140,10 @@ export async function showRun(app, id, config) {
           ]
         : null,
     );
-    clear(approvals).append(approvalsPanel(id, [...pending.values()], config, view.open));
-    clear(actions).append(actionsPanel(id, view, config));
+    put(approvals, approvalsPanel(id, [...pending.values()], config, view.open));
+    put(actions, actionsPanel(id, view, config));
     const opened = new Set([...content.querySelectorAll('details[open]')].map((d) => d.dataset.key).filter(Boolean));
-    clear(content).append(runBody(view, { depth: 0, checkpoint: config.checkpoint }));
+    put(content, runBody(view, { depth: 0, checkpoint: config.checkpoint }));
     if (opened.size) for (const d of content.querySelectorAll('details')) if (opened.has(d.dataset.key)) d.open = true;
   };
   const load = async () => {
@@ -170,7 +171,8 @@ export async function showRun(app, id, config) {
     source.addEventListener('partial', (message) => {
       const p = JSON.parse(message.data);
       live.hidden = false;
-      clear(live).append(
+      put(
+        live,
         h('h2', {}, 'Model is writing…'),
         p.thinking
           ? h(
@@ -191,7 +193,7 @@ export async function showRun(app, id, config) {
     });
     source.addEventListener('problem', (message) => {
       live.hidden = false;
-      clear(live).append(h('p', { role: 'alert', class: 'problem' }, JSON.parse(message.data).message));
+      put(live, h('p', { role: 'alert', class: 'problem' }, JSON.parse(message.data).message));
     });
   }
   return () => {

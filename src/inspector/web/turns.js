@@ -1,7 +1,7 @@
 // A run's turns as people read them: the model's reasoning and text, each tool call with its input
 // and result (long output collapsed), the turn's cost, tokens and time, a link to its event in the
 // Temporal Web UI, and subagents opening in place under their `task` call.
-import { h } from './dom.js';
+import { add, h, put } from './dom.js';
 import { cost, duration, json, preview, tokens, totalInput } from './format.js';
 
 /** Characters of a tool's output shown before "Show all". */
@@ -17,7 +17,7 @@ function longText(text, cls) {
   const button = h('button', { type: 'button', class: 'small' }, `Show all ${text.length} characters`);
   button.addEventListener('click', () => {
     pre.textContent = '';
-    pre.append(h('span', {}, text));
+    add(pre, text);
     button.remove();
   });
   return h('div', {}, pre, button);
@@ -30,7 +30,7 @@ function lazyDetails(key, summary, fill, open = false) {
   const ensure = () => {
     if (filled || !details.open) return;
     filled = true;
-    details.append(...fill());
+    add(details, fill());
   };
   details.addEventListener('toggle', ensure);
   if (open) {
@@ -88,18 +88,18 @@ function toolCall(view, call, ctx) {
   const open = h('button', { type: 'button', 'aria-expanded': 'false' }, `Open subagent ${call.subagent.workflowId}`);
   open.addEventListener('click', async () => {
     if (open.getAttribute('aria-expanded') === 'true') {
-      holder.replaceChildren();
+      put(holder);
       open.setAttribute('aria-expanded', 'false');
       open.textContent = `Open subagent ${call.subagent.workflowId}`;
       return;
     }
     open.setAttribute('aria-expanded', 'true');
     open.textContent = `Close subagent ${call.subagent.workflowId}`;
-    holder.replaceChildren(h('p', {}, 'Loading…'));
+    put(holder, h('p', {}, 'Loading…'));
     try {
-      holder.replaceChildren(await ctx.renderChild(call.subagent.workflowId));
+      put(holder, await ctx.renderChild(call.subagent.workflowId));
     } catch (error) {
-      holder.replaceChildren(h('p', { role: 'alert', class: 'problem' }, String(error.message ?? error)));
+      put(holder, h('p', { role: 'alert', class: 'problem' }, String(error.message ?? error)));
     }
   });
   return h(
