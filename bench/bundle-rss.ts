@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { AGENT_WORKFLOW_MODULES, editSourceMap, withoutSourcesContent } from '../src/workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES, editSourceMap, withoutSourcesContent } from '../src/worker/workflow-bundle';
 import { makeWorkDir, startBenchServer } from './server';
 import { median } from './stats';
 import { installQuietRuntime } from './workers';
@@ -14,7 +14,7 @@ const SETTLE_MS = 20_000;
  * `node dist/bench/bundle-rss.js [rounds=3]`: what a worker's workflow bundle costs in memory before
  * it runs anything. The agent's workflows are bundled as `npm run build` bundles them, and written
  * three ways: with the bundler's full source map, without the map's `sourcesContent` (what the
- * prebuilt bundles ship, src/workflow-bundle-options.ts) and with an empty map. For each, in turns,
+ * prebuilt bundles ship, src/worker/workflow-bundle.ts) and with an empty map. For each, in turns,
  * a fresh process creates a `Worker` on that bundle against an embedded dev server, polls for
  * 20 s, and reports its RSS after a full GC of its main thread (the median of the rounds is printed).
  */

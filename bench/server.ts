@@ -1,13 +1,13 @@
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { bundleWorkflowCode, type NativeConnection } from '@temporalio/worker';
-import { AGENT_WORKFLOW_MODULES, SHARED_WORKFLOW_MODULES, withoutSourcesContent } from '../src/workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES, SHARED_WORKFLOW_MODULES, withoutSourcesContent } from '../src/worker/workflow-bundle';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { dataConverterFromEnv } from '../src/codec';
-import { connectionOptions, describeConnection, loadConnectionConfig, type TemporalConfig } from '../src/config';
+import { connectionOptions, describeConnection, loadConnectionConfig, type TemporalConfig } from '../src/client/config';
 import { devServerArgs, freePort, waitUntilReachable } from '../src/server/dev-server';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../src/shared';
 import { connectWorker } from '../src/worker';
@@ -120,7 +120,7 @@ export async function startBenchServer(
 
 /**
  * Bundles each side's workflow on its own (a few seconds each): the returned file holds the agent's
- * workflow as the production bundle does (the same entry, `src/workflows`, and src/workflow-bundle-options.ts:
+ * workflow as the production bundle does (the same entry, `src/workflows`, and src/worker/workflow-bundle.ts:
  * the agent's preloaded modules, a source map without the sources' text); {@link naiveBundleOf} it holds
  * the naive baseline with the SDK's defaults but zod shared, which must not get the agent's own settings
  * (its promise stacks stay on, its map keeps the sources). So the agent's workflow code is evaluated once

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../src/codec';
 import { withTelemetryVariants } from '../src/telemetry/bundle';
-import { AGENT_WORKFLOW_MODULES, withoutSourcesContent } from '../src/workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES, withoutSourcesContent } from '../src/worker/workflow-bundle';
 
 /**
  * Bundles the workflow code once, so workers start without webpack. Run by `npm run build`

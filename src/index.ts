@@ -5,7 +5,7 @@
  */
 export { AgentPlugin, AGENT_WORKER_DEFAULTS } from './plugin/agent-plugin';
 export type { AgentPluginOptions } from './plugin/options';
-export type { AgentDeployment } from './deployment';
+export type { AgentDeployment } from './worker/deployment';
 export { AgentRun, type GetAgentRunOptions, type ResultOptions, type StartAgentRunOptions } from './plugin/agent-run';
 export type { FollowEvent, FollowOptions, PartialEvent } from './plugin/follow-run';
 export { RunRefusedError } from './plugin/run-errors';
@@ -15,7 +15,7 @@ export {
   typedOutput,
   type RunStartInput,
   type TypedRunResult,
-} from './typed-output';
+} from './client/typed-output';
 export { searchAttributeCommand } from './plugin/worker-companion';
 export { defineTool } from './tools/define-tool';
 export type { SideEffect, Tool, ToolContext, ToolOutput } from './tools/types';
@@ -24,7 +24,7 @@ export type { FunctionHook, FunctionHooks, CanExecuteTool, PermissionResult, Hoo
 export type { ModelProvider, ModelResolver } from './models/types';
 export type { ModelResolverOptions } from './models';
 export { RunEndedError, ConnectionFailedError, RUN_FAILED_TYPE, newRunId } from './client';
-export { loadConnectionConfig, type TemporalConfig } from './config';
+export { loadConnectionConfig, type TemporalConfig } from './client/config';
 export { AesGcmCodec, parseCodecKeys } from './codec';
 export { agentActivityType, AGENT_ACTIVITY_PREFIX } from './shared/activity-names';
 export { WORKFLOW_TYPE } from './shared/constants';

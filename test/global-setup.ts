@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { devServerArgs, freePort, waitUntilReachable } from '../src/server/dev-server';
 import { findTemporalCli } from '../src/server/temporal-cli';
 import { PAYLOAD_CONVERTER_PATH } from '../src/codec';
-import { AGENT_WORKFLOW_MODULES, withoutSourcesContent } from '../src/workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES, withoutSourcesContent } from '../src/worker/workflow-bundle';
 
 /**
  * Starts one real Temporal dev server (in memory, headless) and bundles the workflow code once for
@@ -28,7 +28,7 @@ export default async function globalSetup(): Promise<void> {
     // As `npm run build` bundles it: a client's undecodable payload is a value the handlers reject.
     payloadConverterPath: PAYLOAD_CONVERTER_PATH,
     // As `npm run build` bundles it: zod shared between runs, the agent's own stack formatting
-    // (src/workflow-bundle-options.ts).
+    // (src/worker/workflow-bundle.ts).
     preloadModules: [...AGENT_WORKFLOW_MODULES],
     logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} },
   });

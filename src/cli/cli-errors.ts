@@ -8,16 +8,4 @@ export class SteerRefused extends Error {
   override name = 'SteerRefused';
 }
 
-/** How a run closed without an `AgentRunResult`. */
-export type EndedWithoutResult = 'failed' | 'cancelled' | 'terminated' | 'timed_out';
-
-/** A run that closed without an `AgentRunResult` (cancelled, terminated, timed out, refused input). */
-export class RunEndedError extends Error {
-  constructor(
-    readonly status: EndedWithoutResult,
-    readonly reason: string,
-  ) {
-    super(`run ended '${status}': ${reason}`);
-    this.name = 'RunEndedError';
-  }
-}
+export { RunEndedError, type EndedWithoutResult } from '../client/errors';

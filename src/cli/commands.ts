@@ -1,4 +1,4 @@
-import type { TemporalConfig } from '../config';
+import type { TemporalConfig } from '../client/config';
 import { UsageError, type CommandSpec, type FlagSpec, type ParsedCommandLine } from './flags';
 import { DEFAULT_LIST_LIMIT, RUN_STATUSES } from './list-flags';
 import { RUN_FLAGS } from './run-flags';
@@ -288,7 +288,7 @@ export const COMMANDS: readonly Command[] = [
         { DEFAULT_UI_PORT, isReachable, parseAddress, runForegroundDevServer },
         { describeConnection, mayStartEmbeddedServer },
         { noteWebUi },
-      ] = await Promise.all([import('../server/dev-server'), import('../config'), import('./web-ui')]);
+      ] = await Promise.all([import('../server/dev-server'), import('../client/config'), import('./web-ui')]);
       if (await isReachable(config.address)) {
         say(`A Temporal server already answers at ${config.address}.`);
         return 0;

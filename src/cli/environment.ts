@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { connectClient } from '../client';
-import { describeConnection, mayStartEmbeddedServer, type TemporalConfig } from '../config';
+import { describeConnection, mayStartEmbeddedServer, type TemporalConfig } from '../client/config';
 import { isReachable, parseAddress, startBackgroundDevServer } from '../server/dev-server';
 import { type AgentWorker, connectWorker } from '../worker';
 import { rootProblem, rootsFromEnv } from '../tools/workspace-roots';

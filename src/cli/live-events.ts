@@ -1,7 +1,7 @@
 import type { AgentRunResult, RunEvent } from '../shared';
 import { EVENT_ANSWER_CHARS, EVENT_TEXT_CHARS } from '../shared';
 import { formatEvent } from './format';
-import type { LiveSnapshot } from '../plugin/live-snapshot';
+import type { LiveSnapshot } from '../client/live-snapshot';
 import { LiveText } from './live-text';
 import type { LiveSink } from './live-text';
 import type { Spinner } from './spinner';

@@ -1,7 +1,7 @@
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import type { AgentHandle } from '../client';
 import { watchLocalProgress } from '../shared/live-progress';
-import { liveSnapshotOf, type LiveSnapshot } from '../plugin/live-snapshot';
+import { liveSnapshotOf, type LiveSnapshot } from '../client/live-snapshot';
 
 /**
  * How long a workflow task may stay pending before the events are queried anyway: the query then

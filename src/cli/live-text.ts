@@ -1,5 +1,5 @@
 import type { StreamTail } from '../shared/live-progress';
-import type { LiveSnapshot } from '../plugin/live-snapshot';
+import type { LiveSnapshot } from '../client/live-snapshot';
 import { visibleText } from './terminal-text';
 
 export type StreamKind = 'thinking' | 'text';

@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/common';
-import { ConnectionConfigError, loadConnectionConfig } from '../config';
+import { ConnectionConfigError, loadConnectionConfig } from '../client/config';
 import { CodecKeysError } from '../codec/keys';
 import { RunEndedError, SteerRefused } from './cli-errors';
 import { COMMANDS } from './commands';

@@ -1,5 +1,5 @@
 import { newRunId, queryEvents, runResult, startRun, interruptRun, type AgentHandle } from '../client';
-import type { TemporalConfig } from '../config';
+import type { TemporalConfig } from '../client/config';
 import { anthropicKeyPresent } from '../models';
 import { isReachable } from '../server/dev-server';
 import type { AgentRunInput, AgentRunResult } from '../shared';

@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { TemporalConfig } from '../config';
+import type { TemporalConfig } from '../client/config';
 import { getRun } from '../client';
 import { indexedFigures, reconcileStatus } from './run-status';
 import { visibleLine } from './terminal-text';

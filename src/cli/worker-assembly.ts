@@ -1,6 +1,6 @@
 import type { NativeConnection } from '@temporalio/worker';
 import type { ActivityDeps } from '../activities';
-import type { TemporalConfig } from '../config';
+import type { TemporalConfig } from '../client/config';
 import { DEBUG_ENV } from '../telemetry/debug-log';
 import { shutdownTelemetryFromEnv } from '../telemetry/from-env';
 import {

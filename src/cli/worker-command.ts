@@ -7,7 +7,7 @@ import {
   type LogEntry,
 } from '@temporalio/worker';
 import type { ActivityDeps } from '../activities';
-import type { TemporalConfig } from '../config';
+import type { TemporalConfig } from '../client/config';
 import { isReachable } from '../server/dev-server';
 import { workerSettingsPath } from '../hooks';
 import { sandboxStatus } from '../sandbox';

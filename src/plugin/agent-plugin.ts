@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import { createActivities, ConversationCache, type ActivityDeps } from '../activities';
 import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH, codecFromEnv } from '../codec';
 import { prefixedActivities } from '../shared/activity-names';
-import { checkedDeployment, deploymentFromEnv, workerDeploymentOptions } from '../deployment';
+import { checkedDeployment, deploymentFromEnv, workerDeploymentOptions } from '../worker/deployment';
 import { DEFAULT_SHUTDOWN_GRACE_MS, workerSettings } from '../worker';
 import { environmentConnection, withEnvironmentDefaults } from './connection-defaults';
 import { activityDeps, checkOptions, type AgentPluginOptions } from './options';

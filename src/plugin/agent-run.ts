@@ -30,7 +30,7 @@ import {
   wireInput,
   type RunStartInput,
   type TypedRunResult,
-} from '../typed-output';
+} from '../client/typed-output';
 import { followRun, type FollowEvent, type FollowOptions, type PartialEvent } from './follow-run';
 import { runMessages } from './result-messages';
 import { steer } from './run-errors';

@@ -1,10 +1,10 @@
 import type { BundleOptions } from '@temporalio/worker';
 import * as path from 'node:path';
-import { AGENT_WORKFLOW_MODULES_WITH_STACKS } from '../workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES_WITH_STACKS } from '../worker/workflow-bundle';
 
 /**
  * The agent's workflow code and zod preloaded once per workflow thread, next to the user's own
- * preloaded modules, as the worker's prebuilt bundle does (src/workflow-bundle-options.ts): without
+ * preloaded modules, as the worker's prebuilt bundle does (src/worker/workflow-bundle.ts): without
  * it, a bundle made through the plugin evaluates them again for every run it starts or rebuilds, and
  * each cached run keeps its copy. The stack-trace change of the agent's own bundles is left out: it
  * would apply to the user's workflows too.

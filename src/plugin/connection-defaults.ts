@@ -1,4 +1,4 @@
-import { connectionOptions, temporalConfig, type TemporalConfig } from '../config';
+import { connectionOptions, temporalConfig, type TemporalConfig } from '../client/config';
 
 /** The connection the CLI would use: profiles file and `TEMPORAL_*` environment (read on each call). */
 export function environmentConnection(): TemporalConfig {

@@ -3,7 +3,7 @@ import type { AgentHandle } from '../client';
 import { eventsQuery } from '../shared/definitions';
 import { watchLocalProgress, type PartialOutput } from '../shared/live-progress';
 import type { RunEvent } from '../shared/run';
-import { liveSnapshotOf, type LiveSnapshot } from './live-snapshot';
+import { liveSnapshotOf, type LiveSnapshot } from '../client/live-snapshot';
 
 export interface FollowOptions {
   /** Start after this event `seq` (default 0: from the first event). */

@@ -8,7 +8,7 @@ import { createBuiltinTools, ToolRegistry, type BuiltinToolOptions } from '../to
 import type { SandboxSetting } from '../sandbox';
 import type { Tool } from '../tools/types';
 import { workerSettings } from '../worker';
-import type { AgentDeployment } from '../deployment';
+import type { AgentDeployment } from '../worker/deployment';
 import type { CheckpointsOption } from '../activities/checkpoint-steps';
 
 /**

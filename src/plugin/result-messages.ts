@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { getRun, runResult } from '../client';
 import type { AgentRunResult, Message } from '../shared';
-import { readTranscript } from '../cli/transcript';
+import { readTranscript } from '../client/transcript';
 
 /**
  * A run's whole conversation: every message of every execution, read from history (no worker

@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { temporalConfigFilePath } from '../config';
+import { temporalConfigFilePath } from '../client/config';
 import { MCP_CONFIG_ENV_VAR } from '../mcp/config';
 import { isInside, realpathAllowMissingSync } from '../tools/workspace';
 

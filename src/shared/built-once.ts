@@ -6,7 +6,7 @@
  * evaluated again for each run the worker starts or rebuilds from history, and each cached run keeps
  * its own copy. Building the schemas was 434 KiB of heap and about 4.5 ms per run (docs/benchmarks.md,
  * "Worker cost"). This module is preloaded in every bundle that holds the agent's workflow
- * (src/workflow-bundle-options.ts: with the rest of the agent's workflow code in its own bundles and
+ * (src/worker/workflow-bundle.ts: with the rest of the agent's workflow code in its own bundles and
  * a plugin's, and through `shared-modules` in the bench's naive one), so there is one `built` map per
  * workflow thread; outside a workflow bundle (client, CLI, activities) it is an ordinary module, built
  * once per process.
@@ -38,7 +38,7 @@ export function builtOnce<T>(key: string, build: () => T): T {
 /**
  * A function returning the value built for `key`, built when it is first called. Modules export
  * their zod schemas this way rather than as values: the agent's bundles preload its workflow code
- * (src/workflow-bundle-options.ts), and the SDK deep-freezes what a preloaded module exports, which a
+ * (src/worker/workflow-bundle.ts), and the SDK deep-freezes what a preloaded module exports, which a
  * zod schema does not survive. A function is frozen harmlessly; the schema it returns is built
  * after the freeze, held only by the `built` map.
  */

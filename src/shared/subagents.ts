@@ -75,7 +75,7 @@ export const MAX_REPORTED_APPROVALS = 32;
 
 /**
  * What agent names look like: the file name of an agent definition, without `.md`. Frozen in a
- * workflow bundle (src/workflow-bundle-options.ts): use it with `test`, and give zod a copy, since
+ * workflow bundle (src/worker/workflow-bundle.ts): use it with `test`, and give zod a copy, since
  * zod resets a pattern's `lastIndex` before each check.
  */
 export const AGENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;

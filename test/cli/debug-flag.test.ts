@@ -1,6 +1,6 @@
 import { COMMANDS } from '../../src/cli/commands';
 import { DEBUG_ENV, cliWorkerParts } from '../../src/cli/worker-assembly';
-import { temporalConfig } from '../../src/config';
+import { temporalConfig } from '../../src/client/config';
 import { durableAgent } from './cli-helpers';
 import { connectTestEnv, uniqueQueue } from '../support/temporal';
 

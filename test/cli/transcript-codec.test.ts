@@ -3,7 +3,7 @@ import type { DataConverter } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
 import { AesGcmCodec, parseCodecKeys } from '../../src/codec';
 import { transcriptCommand, type Transcript } from '../../src/cli/transcript';
-import { UndecodablePayload } from '../../src/cli/transcript/history';
+import { UndecodablePayload } from '../../src/client/transcript/history';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
 import { WORKFLOW_TYPE } from '../../src/shared';
 import { createDefaultRegistry } from '../../src/tools';

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { stdoutWriter, writeJson } from '../../src/cli/transcript';
-import type { HistoryRecord } from '../../src/cli/transcript/history';
+import type { HistoryRecord } from '../../src/client/transcript/history';
 import { renderMarkdown } from '../../src/cli/transcript/markdown';
-import { TranscriptBuilder } from '../../src/cli/transcript/rebuild';
+import { TranscriptBuilder } from '../../src/client/transcript/rebuild';
 import { ROOT_HASH, chainHash, hashString, type ConversationDelta, type Message } from '../../src/shared';
 
 /**

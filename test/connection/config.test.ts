@@ -11,7 +11,7 @@ import {
   describeConnection,
   loadConnectionConfig,
   mayStartEmbeddedServer,
-} from '../../src/config';
+} from '../../src/client/config';
 import { createTestPki, type TestPki } from './certs';
 
 let pki: TestPki;

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { connectionOptions, loadConnectionConfig } from '../../src/config';
+import { connectionOptions, loadConnectionConfig } from '../../src/client/config';
 import { temporalCliPath } from '../clients/temporal-cli-helpers';
 import { quietRuntime, testAddress } from '../support/temporal';
 

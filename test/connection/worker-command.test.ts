@@ -2,7 +2,7 @@
  * `durable-agent worker` over mTLS, configured by a profile: it polls through the TLS endpoint and a
  * `run --no-inline-worker` completes on it.
  *
- * Needs src/cli/worker-command.ts to connect with `connectWorker(options.config)` (src/worker.ts)
+ * Needs src/cli/worker-command.ts to connect with `connectWorker(options.config)` (src/worker/agent-worker.ts)
  * instead of `NativeConnection.connect({ address })`, which drops TLS, the API key and metadata.
  */
 import { randomBytes } from 'node:crypto';

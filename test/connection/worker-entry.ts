@@ -3,7 +3,7 @@
  * → `createAgentWorker`), for the TLS tests: `DA_TEST_PROFILE` plays `--profile`, the rest is the
  * environment. Prints `Worker polling task queue …` once polling; SIGTERM stops it.
  */
-import { ConnectionConfigError, describeConnection, loadConnectionConfig } from '../../src/config';
+import { ConnectionConfigError, describeConnection, loadConnectionConfig } from '../../src/client/config';
 import { connectWorker, createAgentWorker, defaultActivityDeps } from '../../src/worker';
 
 async function main(): Promise<void> {

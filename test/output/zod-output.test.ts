@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { runResult, startRun } from '../../src/client';
 import { ScriptedModel, text } from '../../src/models/scripted';
 import type { AgentRunResult } from '../../src/shared';
-import { outputSchemaOf, typedOutput } from '../../src/typed-output';
+import { outputSchemaOf, typedOutput } from '../../src/client/typed-output';
 import { connectTestEnv, tempWorkspace, withWorker, type TestEnv } from '../support/temporal';
 
 let env: TestEnv;

@@ -6,7 +6,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AgentPlugin } from '../../src';
-import { AGENT_WORKFLOW_MODULES_WITH_STACKS } from '../../src/workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES_WITH_STACKS } from '../../src/worker/workflow-bundle';
 
 jest.setTimeout(120_000);
 

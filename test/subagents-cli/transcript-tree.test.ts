@@ -6,7 +6,7 @@ import {
   MAX_TREE_RUNS,
   matchChildren,
   readTree,
-} from '../../src/cli/transcript/subagents';
+} from '../../src/client/transcript/subagents';
 import type { Message } from '../../src/shared';
 
 /** Which task call a child answers, and the bounds of reading a tree, on built transcripts (no server). */

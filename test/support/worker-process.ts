@@ -16,7 +16,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { runWorkerCommand } from '../../src/cli/worker-command';
-import { temporalConfig } from '../../src/config';
+import { temporalConfig } from '../../src/client/config';
 import { defineTool, resolveInWorkspace } from '../../src/tools';
 import { defaultActivityDeps } from '../../src/worker';
 

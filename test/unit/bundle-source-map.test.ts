@@ -1,4 +1,4 @@
-import { withoutSourcesContent } from '../../src/workflow-bundle-options';
+import { withoutSourcesContent } from '../../src/worker/workflow-bundle';
 
 /** The prebuilt bundles' inline source map keeps its mappings and drops the sources' text. */
 const map = {

@@ -1,5 +1,5 @@
 import { AgentPlugin } from '../../src';
-import { checkedDeployment, deploymentFromEnv, workerDeploymentOptions } from '../../src/deployment';
+import { checkedDeployment, deploymentFromEnv, workerDeploymentOptions } from '../../src/worker/deployment';
 
 test('a worker is versioned when both DURABLE_AGENT_DEPLOYMENT_NAME and DURABLE_AGENT_BUILD_ID are set, else not', () => {
   expect(deploymentFromEnv({})).toBeUndefined();

@@ -3,7 +3,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { ScriptedModel, text, toolUse } from '../../src/models/scripted';
 import { WORKFLOW_TYPE, approveToolUpdate } from '../../src/shared';
 import { createDefaultRegistry } from '../../src/tools';
-import type { AgentDeployment } from '../../src/deployment';
+import type { AgentDeployment } from '../../src/worker/deployment';
 import { createAgentWorker } from '../../src/worker';
 import type { agentWorkflow } from '../../src/workflows';
 import { waitForState } from '../support/run-helpers';

@@ -1,6 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
-import { AGENT_WORKFLOW_MODULES } from '../../src/workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES } from '../../src/worker/workflow-bundle';
 import { noteSignal, noteUpdate } from '../fixtures/input-order-workflows';
 import { eventType } from '../support/run-helpers';
 import { inThreads, uniqueQueue } from '../support/temporal';

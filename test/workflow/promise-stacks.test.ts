@@ -3,7 +3,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ScriptedModel, fail, text } from '../../src/models/scripted';
 import { createDefaultRegistry } from '../../src/tools';
 import { createAgentWorker } from '../../src/worker';
-import { workerSettings } from '../../src/worker-settings';
+import { workerSettings } from '../../src/worker/settings';
 import { stateQuery } from '../../src/shared';
 import { uniqueQueue, withWorker } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';

@@ -1,6 +1,6 @@
 /**
  * The agent's workflow code is evaluated once per workflow thread and shared by the runs on it
- * (src/workflow-bundle-options.ts, `AGENT_WORKFLOWS_MODULE`). What keeps runs apart is that the
+ * (src/worker/workflow-bundle.ts, `AGENT_WORKFLOWS_MODULE`). What keeps runs apart is that the
  * code holds no state at module level (lint: docs/contributing.md, "Module state"); these tests
  * check the bundle the suite runs on does share it, and that runs interleaved on one thread, some
  * evicted from the cache and rebuilt by replay meanwhile, each see only their own conversation.

@@ -1,5 +1,5 @@
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
-import { AGENT_WORKFLOW_MODULES } from '../../src/workflow-bundle-options';
+import { AGENT_WORKFLOW_MODULES } from '../../src/worker/workflow-bundle';
 import { uniqueQueue } from '../support/temporal';
 import { useWorkflowSuite } from '../support/workflow-suite';
 

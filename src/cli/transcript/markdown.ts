@@ -1,5 +1,5 @@
 import type { ContentBlock, Message } from '../../shared';
-import type { Transcript } from './rebuild';
+import type { Transcript } from '../../client/transcript/rebuild';
 
 /** Where output goes, a piece at a time; a returned promise is awaited (backpressure). */
 export type Write = (chunk: string) => unknown;

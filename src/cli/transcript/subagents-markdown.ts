@@ -1,7 +1,7 @@
 import type { Message } from '../../shared';
 import { renderMarkdown, type Write } from './markdown';
-import type { Transcript } from './rebuild';
-import type { TranscriptSubagent } from './subagents';
+import type { Transcript } from '../../client/transcript/rebuild';
+import type { TranscriptSubagent } from '../../client/transcript/subagents';
 
 /**
  * A transcript with its subagents: each subagent's own transcript follows the message holding the

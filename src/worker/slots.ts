@@ -1,5 +1,5 @@
 import { ResourceBasedController, Runtime, type WorkerOptions } from '@temporalio/worker';
-import type { WorkerSettings } from './worker-settings';
+import type { WorkerSettings } from './settings';
 
 /**
  * The SDK's own defaults for the slots a CPU target leaves alone (local activities, Nexus tasks), and

@@ -8,7 +8,7 @@
  * not call `z.config()` (it does not). The run input's schemas are shared too, through
  * `builtOnce` (src/shared/built-once.ts): 434 KiB and about 4.5 ms per run, built once.
  */
-export const SHARED_WORKFLOW_MODULES: readonly string[] = [require.resolve('./workflows/sdk/shared-modules')];
+export const SHARED_WORKFLOW_MODULES: readonly string[] = [require.resolve('../workflows/sdk/shared-modules')];
 
 /**
  * The agent's workflow code itself (src/workflows and every module it imports), preloaded in the
@@ -22,7 +22,7 @@ export const SHARED_WORKFLOW_MODULES: readonly string[] = [require.resolve('./wo
  * so they export no value that is changed later (zod schemas are exported as functions:
  * src/shared/built-once.ts).
  */
-export const AGENT_WORKFLOWS_MODULE: string = require.resolve('./workflows');
+export const AGENT_WORKFLOWS_MODULE: string = require.resolve('../workflows');
 
 /** {@link AGENT_WORKFLOW_MODULES} without `promise-stacks`: the SDK keeps its stack traces. */
 export const AGENT_WORKFLOW_MODULES_WITH_STACKS: readonly string[] = [
@@ -41,7 +41,7 @@ export const AGENT_WORKFLOW_MODULES_WITH_STACKS: readonly string[] = [
  */
 export const AGENT_WORKFLOW_MODULES: readonly string[] = [
   ...AGENT_WORKFLOW_MODULES_WITH_STACKS,
-  require.resolve('./workflows/sdk/promise-stacks'),
+  require.resolve('../workflows/sdk/promise-stacks'),
 ];
 
 const INLINE_MAP = '//# sourceMappingURL=data:';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AgentRunInput, AgentRunResult, OutputSchema } from './shared';
+import type { AgentRunInput, AgentRunResult, OutputSchema } from '../shared';
 
 /**
  * Typed answers for library users: a zod schema as a run's `outputSchema`, and the run's `output`

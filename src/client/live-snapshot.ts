@@ -1,7 +1,7 @@
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import type { LoadedDataConverter } from '@temporalio/common';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
-import type { AgentHandle } from '../client';
+import type { AgentHandle } from './handle';
 import { parseModelProgress, type StreamTail } from '../shared/live-progress';
 import { baseActivityName } from '../shared/activity-names';
 

@@ -10,7 +10,7 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, DEFAULT_TEMPORAL_ADDRESS } from './shared';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, DEFAULT_TEMPORAL_ADDRESS } from '../shared';
 
 /**
  * Where and how to reach Temporal, read once at the edges (docs/connection.md) the way the `temporal` CLI

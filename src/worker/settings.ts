@@ -1,9 +1,9 @@
 /**
  * A worker's settings from the environment (`DURABLE_AGENT_*`), read at the edge and validated with
  * errors that name the variable and what it accepts, and the defaults they fall back to
- * (docs/configuration.md). `src/worker.ts` re-exports them.
+ * (docs/configuration.md). `src/worker` re-exports them.
  */
-import { CANCEL_WATCH_MS } from './activities/cancel-watch';
+import { CANCEL_WATCH_MS } from '../activities/cancel-watch';
 
 /** Running activities get this long to finish when a worker shuts down, unless configured otherwise. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;

@@ -5,27 +5,27 @@ import { existsSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
-import { createActivities, type ActivityDeps } from './activities';
-import { PAYLOAD_CONVERTER_PATH, workerDataConverterFromEnv } from './codec';
-import { ensureSearchAttributes } from './server/search-attributes';
-import { ConnectionFailedError, connectFailureReason } from './client';
-import { connectionOptions, temporalConfig, type TemporalConfig } from './config';
-import { closeAllMcpConnections } from './mcp';
-import { createModelResolver } from './models';
-import { prefixedActivities } from './shared/activity-names';
+import { createActivities, type ActivityDeps } from '../activities';
+import { PAYLOAD_CONVERTER_PATH, workerDataConverterFromEnv } from '../codec';
+import { ensureSearchAttributes } from '../server/search-attributes';
+import { ConnectionFailedError, connectFailureReason } from '../client';
+import { connectionOptions, temporalConfig, type TemporalConfig } from '../client/config';
+import { closeAllMcpConnections } from '../mcp';
+import { createModelResolver } from '../models';
+import { prefixedActivities } from '../shared/activity-names';
 import { checkedDeployment, deploymentFromEnv, workerDeploymentOptions, type AgentDeployment } from './deployment';
-import { createDefaultRegistry } from './tools';
-import { telemetryFromEnv } from './telemetry/from-env';
-import type { Telemetry } from './telemetry/pipeline';
-import { sandboxStatus, stopAllToolProcesses } from './sandbox';
-import { AGENT_WORKFLOW_MODULES, AGENT_WORKFLOW_MODULES_WITH_STACKS } from './workflow-bundle-options';
-import { workerSlots } from './worker-slots';
+import { createDefaultRegistry } from '../tools';
+import { telemetryFromEnv } from '../telemetry/from-env';
+import type { Telemetry } from '../telemetry/pipeline';
+import { sandboxStatus, stopAllToolProcesses } from '../sandbox';
+import { AGENT_WORKFLOW_MODULES, AGENT_WORKFLOW_MODULES_WITH_STACKS } from './workflow-bundle';
+import { workerSlots } from './slots';
 import {
   SHUTDOWN_FORCE_MARGIN_MS,
   STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT_MS,
   workerSettings,
   type WorkerSettings,
-} from './worker-settings';
+} from './settings';
 
 /**
  * AgentWorkers running in this process. Tool processes are the process's, not one worker's: they
@@ -151,8 +151,8 @@ export {
   parseDurationSetting,
   workerSettings,
   type WorkerSettings,
-} from './worker-settings';
-export { workerSlots } from './worker-slots';
+} from './settings';
+export { workerSlots } from './slots';
 
 /**
  * The bundle `npm run build` writes next to the compiled worker, if present. A worker whose data
@@ -163,6 +163,7 @@ export { workerSlots } from './worker-slots';
 export function prebuiltBundlePath(withFailureConverter = false, withTelemetry = false): string | undefined {
   const candidate = path.join(
     __dirname,
+    '..',
     '..',
     `workflow-bundle${withFailureConverter ? '-codec' : ''}${withTelemetry ? '-otel' : ''}.js`,
   );
@@ -273,7 +274,7 @@ function workflowsOf(
   if (bundle) return { workflowBundle: { codePath: bundle } };
   const preloadModules = [...(stackTraces ? AGENT_WORKFLOW_MODULES_WITH_STACKS : AGENT_WORKFLOW_MODULES)];
   return {
-    workflowsPath: require.resolve('./workflows'),
+    workflowsPath: require.resolve('../workflows'),
     bundlerOptions: { ...workerOptions?.bundlerOptions, preloadModules },
   };
 }
