@@ -1,4 +1,4 @@
-import type { TemporalConfig } from '../config';
+import type { TemporalConfig } from '../client/config';
 import { connectClient } from '../client';
 import { startInspector, type Inspector } from '../inspector/server';
 import { forgetInspector, noteInspector } from './inspector-note';

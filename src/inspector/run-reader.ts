@@ -4,9 +4,9 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { baseActivityName } from '../shared/activity-names';
-import { decodeEvent, firstRunId, historyPage } from '../cli/transcript/history';
-import { TranscriptBuilder, type Transcript } from '../cli/transcript/rebuild';
-import { ChildRecords, matchChildren } from '../cli/transcript/subagents';
+import { decodeEvent, firstRunId, historyPage } from '../client/transcript/history';
+import { TranscriptBuilder, type Transcript } from '../client/transcript/rebuild';
+import { ChildRecords, matchChildren } from '../client/transcript/subagents';
 import type { CallTiming, TurnCheckpoint } from './run-view';
 
 /**

@@ -3,7 +3,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRun } from '../client';
 import { SteerRefused } from '../cli/cli-errors';
-import { UndecodablePayload } from '../cli/transcript/history';
+import { UndecodablePayload } from '../client/transcript/history';
 import { PACKAGE_VERSION } from '../version';
 import { isAction, runAction } from './actions';
 import { loadAssets } from './assets';
