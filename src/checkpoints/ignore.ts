@@ -52,6 +52,8 @@ export function checkpointIgnore(workspace: string, patterns: readonly string[] 
   const filter = new IgnoreFilter(workspace);
   const notes = filter.notes;
   const fixed = compileIgnoreRules([...DEFAULT_CHECKPOINT_IGNORE, ...patterns].join('\n'), '', { patterns: 0 }, notes);
+  // Only directory patterns (the default `node_modules/`): a file's path need not be matched against them.
+  const fixedForFiles = fixed !== undefined && fixed.dirOnly.some((d) => !d);
   const chains = new Map<string, IgnoreRules[]>();
   const chainOf = (dir: string): IgnoreRules[] => {
     const known = chains.get(dir);
@@ -71,7 +73,7 @@ export function checkpointIgnore(workspace: string, patterns: readonly string[] 
     return chain;
   };
   const predicate = ((p: string, isDirectory: boolean): boolean => {
-    if (fixed && matches(fixed, p, isDirectory)) return true;
+    if (fixed && (isDirectory || fixedForFiles) && matches(fixed, p, isDirectory)) return true;
     const slash = p.lastIndexOf('/');
     return filter.ignored(chainOf(slash < 0 ? '' : p.slice(0, slash)), p, isDirectory);
   }) as IgnorePredicate;

@@ -36,6 +36,10 @@ export const RACY_MS = 2000;
 /** Entries handled between yields to the event loop, so heartbeats and other calls go on during a large walk. */
 const YIELD_EVERY = 256;
 
+/** Uploads in flight at most, and the bytes they may hold in memory together (S3 round trips overlap). */
+export const UPLOAD_CONCURRENCY = 16;
+const UPLOAD_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
+
 export interface RecordOptions {
   /** The workspace's real path. */
   workspace: string;
@@ -72,6 +76,9 @@ interface Walk {
   uploaded: number;
   hashed: number;
   sinceYield: number;
+  uploads: Set<Promise<void>>;
+  inFlightBytes: number;
+  uploadError: unknown;
 }
 
 export async function recordCheckpoint(options: RecordOptions): Promise<RecordedCheckpoint> {
@@ -90,13 +97,18 @@ export async function recordCheckpoint(options: RecordOptions): Promise<Recorded
     uploaded: 0,
     hashed: 0,
     sinceYield: 0,
+    uploads: new Set(),
+    inFlightBytes: 0,
+    uploadError: undefined,
   };
   const root = await PinnedDir.openRoot(options.workspace);
   try {
     await walkDir(walk, root, '');
   } finally {
     await root.close();
+    await Promise.all(walk.uploads);
   }
+  if (walk.uploadError !== undefined) throw walk.uploadError;
   const manifest: Manifest = { version: MANIFEST_VERSION, entries: walk.entries, omitted: walk.omitted, scannedAt };
   const { bytes, id } = serializeManifest(manifest);
   await options.store.putManifest(id, bytes);
@@ -187,10 +199,7 @@ async function recordFile(walk: Walk, dir: PinnedDir, name: string, p: string, s
     ({ stat: final } = read);
     hash = sha256(read.data);
     walk.hashed += 1;
-    if (!(await walk.store.hasBlob(hash))) {
-      await walk.store.putBlob(hash, read.data);
-      walk.uploaded += read.data.length;
-    }
+    await upload(walk, hash, read.data);
   }
   walk.total += final.size;
   walk.entries.push({
@@ -234,6 +243,34 @@ async function readStable(at: string, shown: string): Promise<{ data: Buffer; st
     }
   }
   return `it was being written while the checkpoint was recorded (${shown} changed twice while it was read)`;
+}
+
+/** Upload `data` unless the store has it, in a bounded pool: the walk goes on while earlier uploads run. */
+async function upload(walk: Walk, hash: string, data: Buffer): Promise<void> {
+  if (walk.uploadError !== undefined) throw walk.uploadError;
+  while (
+    walk.uploads.size >= UPLOAD_CONCURRENCY ||
+    (walk.uploads.size > 0 && walk.inFlightBytes + data.length > UPLOAD_BYTES_IN_FLIGHT)
+  ) {
+    await Promise.race(walk.uploads);
+  }
+  walk.inFlightBytes += data.length;
+  const one: Promise<void> = putIfMissing(walk, hash, data).finally(() => {
+    walk.inFlightBytes -= data.length;
+    walk.uploads.delete(one);
+  });
+  walk.uploads.add(one);
+}
+
+async function putIfMissing(walk: Walk, hash: string, data: Buffer): Promise<void> {
+  try {
+    if (!(await walk.store.hasBlob(hash))) {
+      await walk.store.putBlob(hash, data);
+      walk.uploaded += data.length;
+    }
+  } catch (error) {
+    walk.uploadError ??= error;
+  }
 }
 
 function omit(walk: Walk, p: string, reason: string): void {

@@ -31,6 +31,9 @@ export interface RestoredCheckpoint {
   removed: number;
 }
 
+/** Files restored at once at most. */
+export const RESTORE_CONCURRENCY = 16;
+
 export async function loadManifest(store: CheckpointStore, id: string): Promise<Manifest> {
   return parseManifest(await store.getManifest(id));
 }
@@ -38,11 +41,23 @@ export async function loadManifest(store: CheckpointStore, id: string): Promise<
 export async function restoreCheckpoint(id: string, options: RestoreOptions): Promise<RestoredCheckpoint> {
   const manifest = await loadManifest(options.store, id);
   let written = 0;
-  // Sorted by path, so a directory comes before what it holds.
+  // Directories first, in order (a directory comes before what it holds); then files and links, whose
+  // parents all exist by then, downloaded and written by a bounded pool (S3 round trips overlap).
   for (const entry of manifest.entries) {
+    if (entry.kind !== 'dir') continue;
     await restoreEntry(entry, options);
     written += 1;
   }
+  const rest = manifest.entries.filter((e) => e.kind !== 'dir');
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < rest.length) {
+      const entry = rest[next++]!;
+      await restoreEntry(entry, options);
+      written += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(RESTORE_CONCURRENCY, rest.length) }, lane));
   const removed = options.exact ? await removeExtra(manifest, options) : 0;
   return { manifest, written, removed };
 }
