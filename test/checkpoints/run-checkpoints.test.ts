@@ -121,3 +121,56 @@ test('the store down during a turn: the tool result stands, the turn is pending,
   expect(wrote.content).toContain('Wrote 4 bytes');
   expect(toolResults(model.requests[2]!.messages.at(-1))[0]!.content).toContain('kept');
 });
+
+/** History of a finished run: events by type, and the bytes of its events as the server returns them. */
+async function historyOf(handle: { fetchHistory(): Promise<{ events?: unknown[] | null }> }) {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const types = new Map<string, number>();
+  for (const e of events) {
+    const type = Object.keys(e as object).find((k) => k.endsWith('EventAttributes')) ?? '?';
+    types.set(type, (types.get(type) ?? 0) + 1);
+  }
+  return { count: events.length, types: Object.fromEntries(types), bytes: JSON.stringify(events).length };
+}
+
+test('cost in history: a mutating loop adds no event (no billable action) and a bounded reference per turn; a read-only loop adds only turn 0', async () => {
+  const turns = 10;
+  const loop = (name: 'write_file' | 'read_file') =>
+    new ScriptedModel([
+      ...Array.from({ length: turns }, (_, i) =>
+        toolUse([
+          {
+            id: `c${i}`,
+            name,
+            input: name === 'write_file' ? { path: 'a.txt', content: `v${i}` } : { path: 'seed.txt' },
+          },
+        ]),
+      ),
+      text('done'),
+    ]);
+  await fs.writeFile(path.join(suite.workspace, 'seed.txt'), 'seed');
+  const measure = async (name: 'write_file' | 'read_file', checkpoints: DirectoryStore | false) =>
+    withWorker(suite.env, { model: loop(name), deps: { checkpoints } }, async (tq) => {
+      const handle = await start(tq);
+      expect((await runResult(handle)).exitReason).toBe('completed');
+      return historyOf(handle);
+    });
+  const store = new DirectoryStore(storeDir);
+  const mutatingOff = await measure('write_file', false);
+  const mutatingOn = await measure('write_file', store);
+  const readOnlyOff = await measure('read_file', false);
+  const readOnlyOn = await measure('read_file', store);
+  // Not one event more: checkpoints ride in the activities the run makes anyway.
+  expect(mutatingOn.types).toEqual(mutatingOff.types);
+  expect(readOnlyOn.types).toEqual(readOnlyOff.types);
+  const perTurn = (mutatingOn.bytes - mutatingOff.bytes) / turns;
+  const readOnlyExtra = readOnlyOn.bytes - readOnlyOff.bytes;
+  process.stderr.write(
+    `[checkpoint history cost] mutating loop: +${perTurn.toFixed(0)} bytes per turn (${mutatingOff.bytes} → ${mutatingOn.bytes}, ${turns} turns); ` +
+      `read-only loop: +${readOnlyExtra} bytes in all (${readOnlyOff.bytes} → ${readOnlyOn.bytes}); events ${mutatingOn.count} / ${readOnlyOn.count}\n`,
+  );
+  // The reference (~140 bytes of JSON) and the last id on the next call's input (~85 bytes): see docs/benchmarks.md.
+  expect(perTurn).toBeLessThan(400);
+  // Turn 0's reference only: the read-only calls carry turn 0's id, nothing else.
+  expect(readOnlyExtra).toBeLessThan(400 + turns * 100);
+});
