@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { Middleware } from '@anthropic-ai/sdk';
 import type { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { ApplicationFailure } from '@temporalio/common';
+import { createHash } from 'node:crypto';
 import { ErrorTypes } from '../shared/constants';
 import type { ContentBlock, ModelRequest, ModelResponse, StopReason } from '../shared/messages';
 import { boundedErrorFetch } from './error-body';
@@ -57,6 +58,7 @@ const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 export class AnthropicProvider implements ModelProvider {
   readonly name = 'anthropic';
   readonly client: Anthropic;
+  readonly rateLimitKey: string;
   private readonly idleTimeoutMs: number;
   private readonly heartbeatIntervalMs: number;
   private readonly promptCaching: boolean;
@@ -75,6 +77,7 @@ export class AnthropicProvider implements ModelProvider {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 1000;
     this.promptCaching = options.promptCaching ?? true;
+    this.rateLimitKey = rateLimitKey('anthropic', this.client.baseURL, this.client.apiKey ?? this.client.authToken);
   }
 
   async call(request: ModelRequest, ctx: ModelCallContext): Promise<ModelResponse> {
@@ -113,7 +116,7 @@ export class AnthropicProvider implements ModelProvider {
     try {
       const stream = this.client.messages.stream(params, {
         signal: controller.signal,
-        middleware: [observeBytes(onBytes)],
+        middleware: [observeBytes(onBytes, ctx.rateLimits)],
       });
       if (ctx.progress) reportDeltas(stream, ctx.progress);
       const message = await stream.finalMessage();
@@ -238,10 +241,15 @@ function reportDeltas(stream: Pick<MessageStream, 'on'>, sink: ProgressSink): vo
  * events before they reach MessageStream listeners, yet they are the proof of life while the model
  * thinks silently.
  */
-function observeBytes(onBytes: () => void): Middleware {
+function observeBytes(onBytes: () => void, onHeaders?: ModelCallContext['rateLimits']): Middleware {
   return async (request, next) => {
     const response = await next(request);
     onBytes();
+    try {
+      onHeaders?.(response.headers, response.status);
+    } catch {
+      // The rate budget is advice: a failure to read it must not fail the call.
+    }
     if (!response.body) return response;
     const tap = new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
@@ -255,4 +263,16 @@ function observeBytes(onBytes: () => void): Middleware {
       headers: response.headers,
     });
   };
+}
+
+/**
+ * Names a provider key for its rate budget (src/admission/): the provider, the endpoint, and a short
+ * fingerprint of the credential, never the credential itself.
+ */
+export function rateLimitKey(provider: string, baseURL: string, credential: string | null | undefined): string {
+  const fingerprint = createHash('sha256')
+    .update(credential ?? '')
+    .digest('hex')
+    .slice(0, 12);
+  return `${provider} ${baseURL} ${fingerprint}`;
 }

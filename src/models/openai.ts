@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import { ErrorTypes, MAX_MODEL_RESPONSE_BYTES } from '../shared/constants';
 import type { ModelRequest, ModelResponse } from '../shared/messages';
 import { boundedErrorFetch } from './error-body';
@@ -8,6 +8,7 @@ import { cancellationFailure } from './errors';
 import { classifyOpenAIError } from './openai-errors';
 import { ChunkAccumulator, serverModelName, toChatParams, type MaxTokensField } from './openai-mapping';
 import type { ModelCallContext, ModelProvider } from './types';
+import { rateLimitKey } from './anthropic';
 
 export { toChatParams, serverModelName, parseArguments, ChunkAccumulator } from './openai-mapping';
 export type { MaxTokensField } from './openai-mapping';
@@ -54,6 +55,7 @@ const MAX_STREAMED_CHARS = 2 * MAX_MODEL_RESPONSE_BYTES;
 export class OpenAIProvider implements ModelProvider {
   readonly name = 'openai';
   readonly client: OpenAI;
+  readonly rateLimitKey: string;
   /** True when no key was configured and the placeholder is sent. */
   readonly keyless: boolean;
   private readonly timeoutMs: number;
@@ -77,6 +79,7 @@ export class OpenAIProvider implements ModelProvider {
       });
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 1000;
+    this.rateLimitKey = rateLimitKey('openai', this.client.baseURL, this.client.apiKey);
     this.maxTokensField =
       options.maxTokensField ?? (isOpenAIsOwnApi(this.client.baseURL) ? 'max_completion_tokens' : 'max_tokens');
   }
@@ -119,9 +122,12 @@ export class OpenAIProvider implements ModelProvider {
     const keepAlive = setInterval(beat, Math.max(this.heartbeatIntervalMs, 50));
     const answer = new ChunkAccumulator();
     try {
-      const { data: stream, request_id } = await this.client.chat.completions
-        .create(params, { signal: controller.signal })
-        .withResponse();
+      const {
+        data: stream,
+        request_id,
+        response,
+      } = await this.client.chat.completions.create(params, { signal: controller.signal }).withResponse();
+      tellRateLimits(ctx, response.headers, response.status);
       for await (const chunk of stream) {
         armIdle(this.idleTimeoutMs);
         beat();
@@ -142,6 +148,8 @@ export class OpenAIProvider implements ModelProvider {
       }
       return answer.toResponse(request.model, () => `call_${randomUUID()}`, request_id);
     } catch (err) {
+      if (err instanceof APIError && err.headers && typeof err.status === 'number')
+        tellRateLimits(ctx, err.headers, err.status);
       if (idleFired && !ctx.signal.aborted) throw stalled(this.idleTimeoutMs);
       const failure = classifyOpenAIError(err, ctx.signal);
       if (this.keyless && failure instanceof ApplicationFailure && failure.type === ErrorTypes.Authentication) {
@@ -158,6 +166,15 @@ export class OpenAIProvider implements ModelProvider {
       clearTimeout(idleTimer);
       ctx.signal.removeEventListener('abort', onCancel);
     }
+  }
+}
+
+/** The answer's headers to the call's rate budget (src/admission/); advice, so a failure there is ignored. */
+function tellRateLimits(ctx: ModelCallContext, headers: { get(name: string): string | null }, status: number): void {
+  try {
+    ctx.rateLimits?.(headers, status);
+  } catch {
+    // ignored
   }
 }
 

@@ -10,6 +10,11 @@ export interface ModelCallContext {
    * into bounded heartbeat details that `run`/`follow` print live. Optional: non-streaming providers skip it.
    */
   progress?: (event: ModelProgressEvent) => void;
+  /**
+   * The provider's answer arrived (any status): its headers, for the rate budget of the call's key
+   * (src/admission/). Providers that know their key's rate limits call it once per call.
+   */
+  rateLimits?: (headers: { get(name: string): string | null }, status: number) => void;
 }
 
 /** One streamed piece of a model's answer. */
@@ -24,6 +29,11 @@ export interface ModelProgressEvent {
  */
 export interface ModelProvider {
   readonly name: string;
+  /**
+   * Names the provider key whose rate limits this provider's calls count against (provider, endpoint,
+   * a fingerprint of the key); calls are then admitted by its budget (src/admission/). Unset: never limited.
+   */
+  readonly rateLimitKey?: string;
   call(request: ModelRequest, ctx: ModelCallContext): Promise<ModelResponse>;
 }
 

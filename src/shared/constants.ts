@@ -154,6 +154,8 @@ export const ErrorTypes = {
   Unprocessable: 'ModelError.Unprocessable',
   BillingLimit: 'ModelError.BillingLimit',
   RateLimited: 'ModelError.RateLimited',
+  /** A model call told to wait for its key's rate budget (src/admission/): retried after `nextRetryDelay`. */
+  AdmissionWait: 'DurableAgent.RateLimited',
   Overloaded: 'ModelError.Overloaded',
   ServerError: 'ModelError.ServerError',
   Connection: 'ModelError.Connection',

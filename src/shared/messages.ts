@@ -78,6 +78,8 @@ export interface ModelResponse {
   stopReason: StopReason | null;
   usage: Usage;
   requestId?: string;
+  /** The call waited this long for its provider key's rate budget first (src/admission/); absent when it did not. */
+  rateLimited?: { provider: string; waitMs: number };
 }
 
 export const ZERO_USAGE: Usage = Object.freeze({
