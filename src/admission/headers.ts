@@ -121,7 +121,8 @@ export function readRetryAfter(
   const ms = headerOf(headers, 'retry-after-ms');
   if (ms !== undefined) {
     const value = Number(ms.trim());
-    if (Number.isFinite(value) && value >= 0 && value <= MAX_RETRY_AFTER_MS && ms.trim() !== '') return Math.ceil(value);
+    if (Number.isFinite(value) && value >= 0 && value <= MAX_RETRY_AFTER_MS && ms.trim() !== '')
+      return Math.ceil(value);
     warn(`ignoring retry-after-ms: ${JSON.stringify(ms.slice(0, 40))} (accepted: 0 to ${MAX_RETRY_AFTER_MS} ms)`);
   }
   const after = headerOf(headers, 'retry-after');

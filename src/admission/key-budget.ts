@@ -30,6 +30,8 @@ export const SEND_LEASE_MS = 60_000;
 interface Reservation {
   priority: number;
   tag: number;
+  /** Order of arrival: breaks ties between equal tags. */
+  seq: number;
   demand: Demand;
   expires: number;
 }
@@ -72,6 +74,7 @@ export class KeyBudget {
   private virtualTime = 0;
   private blockedUntil = 0;
   private tickets = 0;
+  private arrivals = 0;
   private readonly margin: number;
 
   constructor(
@@ -95,8 +98,10 @@ export class KeyBudget {
     this.prune(now);
     const held = this.reservations.get(ask.id);
     const tag = held?.tag ?? this.tagFor(ask);
+    const seq = held?.seq ?? ++this.arrivals;
+    const me = { priority: ask.priority, tag, seq };
     const ahead = [...this.reservations.entries()]
-      .filter(([id, r]) => id !== ask.id && precedes(r, ask.priority, tag))
+      .filter(([id, r]) => id !== ask.id && precedes(r, me))
       .map(([, r]) => r);
     let waitMs = Math.max(0, this.blockedUntil - now);
     for (const [dim, budget] of this.dims) {
@@ -120,6 +125,7 @@ export class KeyBudget {
     this.reservations.set(ask.id, {
       priority: ask.priority,
       tag,
+      seq,
       demand: ask.demand,
       expires: now + wait + RESERVATION_GRACE_MS,
     });
@@ -207,6 +213,9 @@ export class KeyBudget {
   }
 }
 
-function precedes(r: Reservation, priority: number, tag: number): boolean {
-  return r.priority < priority || (r.priority === priority && r.tag < tag);
+type Place = Pick<Reservation, 'priority' | 'tag' | 'seq'>;
+
+function precedes(r: Place, me: Place): boolean {
+  if (r.priority !== me.priority) return r.priority < me.priority;
+  return r.tag !== me.tag ? r.tag < me.tag : r.seq < me.seq;
 }

@@ -28,10 +28,16 @@ const limitsSchema = z.strictObject({
   outputTokensPerMinute: perMinute('outputTokensPerMinute'),
 });
 
-const settingsSchema = z.partialRecord(
-  z.enum(ADMISSION_PROVIDERS, { error: () => `a provider must be one of: ${ADMISSION_PROVIDERS.join(', ')}` }),
-  limitsSchema,
-);
+const settingsSchema = z.record(z.string(), limitsSchema).superRefine((value, ctx) => {
+  for (const key of Object.keys(value)) {
+    if (!(ADMISSION_PROVIDERS as readonly string[]).includes(key))
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: `a provider must be one of: ${ADMISSION_PROVIDERS.join(', ')}`,
+      });
+  }
+});
 
 /**
  * `DURABLE_AGENT_RATE_LIMITS`: JSON `{ "<provider>": { requestsPerMinute, inputTokensPerMinute,

@@ -108,7 +108,9 @@ export function simulate(o: SimulationOptions): SimulationResult {
             requests: { limit: capacity.requests, remaining: Math.floor(bucket.requests) },
           },
         };
-        const retryAfterMs = ok ? undefined : Math.ceil(((actual - bucket.tokens) * 60_000) / capacity.tokens / 1000) * 1000;
+        const retryAfterMs = ok
+          ? undefined
+          : Math.ceil(((actual - bucket.tokens) * 60_000) / capacity.tokens / 1000) * 1000;
         if (retryAfterMs !== undefined) reading.retryAfterMs = Math.max(1000, retryAfterMs);
         const answered = receipt + (ok ? o.answerMs : 5);
         at(answered, () => {
