@@ -8,6 +8,7 @@ import { WorkspacePolicy } from '../tools/workspace-roots';
 import { createMcpRuntime, McpRuntime, type McpWorkerOptions } from '../mcp';
 import { operatorFileOptions } from '../safe-fs/operator-files';
 import { debugEnabled, debugModels } from '../telemetry/debug-log';
+import { Admission, admitModels, parseAdmissionSwitch, parseRateLimits } from '../admission';
 import { ConversationCache } from './conversation-cache';
 import { CANCEL_WATCH_MS } from './cancel-watch';
 import { createMcpActivities } from './mcp';
@@ -54,12 +55,26 @@ export interface ActivityDeps {
    * value, or options with the worker's `checkpointIgnore`. Default: from `DURABLE_AGENT_CHECKPOINTS` (on).
    */
   checkpoints?: CheckpointsOption | WorkerCheckpoints;
+  /**
+   * Admission of model calls by their provider key's rate budget (docs/models.md, "Rate limits"): an
+   * `Admission` to use, or `false` for none (calls go at once; a 429 retries after `retry-after`).
+   * Default: on unless `DURABLE_AGENT_ADMISSION=off`, with `DURABLE_AGENT_RATE_LIMITS`.
+   */
+  admission?: Admission | false;
+}
+
+/** The worker's admission from its deps or environment; `undefined` when turned off. */
+export function admissionFrom(deps: Pick<ActivityDeps, 'admission'>, env = process.env): Admission | undefined {
+  if (deps.admission === false) return undefined;
+  if (deps.admission) return deps.admission;
+  if (!parseAdmissionSwitch(env.DURABLE_AGENT_ADMISSION)) return undefined;
+  return new Admission({ limits: parseRateLimits(env.DURABLE_AGENT_RATE_LIMITS) });
 }
 
 /** What the activity modules share: the deps with their defaults applied, built once per worker. */
 export interface ActivityEnv {
   deps: ActivityDeps;
-  /** The model resolver, wrapped in debug lines when `DURABLE_AGENT_DEBUG=1`. */
+  /** The model resolver, each call admitted by its key's rate budget, wrapped in debug lines when `DURABLE_AGENT_DEBUG=1`. */
   models: ModelResolver;
   debug: boolean;
   conversations: ConversationCache;
@@ -97,9 +112,11 @@ export function activityEnv(deps: ActivityDeps): ActivityEnv {
       ? deps.mcp
       : createMcpRuntime({ workspaceRoots: workspaces.roots, ...(deps.mcp ?? {}) });
   const mcp = createMcpActivities(mcpRuntime, () => defaultWorkspace);
+  const admission = admissionFrom(deps);
+  const models = admission ? admitModels(deps.models, admission) : deps.models;
   return {
     deps,
-    models: debug ? debugModels(deps.models) : deps.models,
+    models: debug ? debugModels(models) : models,
     debug,
     conversations: deps.conversations ?? new ConversationCache(),
     defaultWorkspace,

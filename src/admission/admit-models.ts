@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { trace } from '@opentelemetry/api';
 import type { ModelCallContext, ModelProvider, ModelResolver } from '../models/types';
 import { ErrorTypes } from '../shared/constants';
 import type { ModelRequest } from '../shared/messages';
@@ -90,7 +89,6 @@ export function admitModels(models: ModelResolver, admission: Admission, options
           }
           const waited = inline + (told.get(id) ?? 0);
           told.delete(id);
-          if (waited > 0) trace.getActiveSpan()?.setAttribute('durable_agent.rate_limit.wait_ms', waited);
           const observed: ModelCallContext = {
             ...ctx,
             rateLimits: (headers, status) => admission.observe(key, provider.name, headers, status, ticket),

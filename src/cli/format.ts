@@ -32,6 +32,12 @@ function firstLine(text: string, max = 160): string {
   return one(line.length > max ? `${line.slice(0, max - 1)}…` : line);
 }
 
+/** A wait in seconds (one decimal under 10 s). */
+export function formatWait(ms: number): string {
+  const seconds = Math.max(0, ms) / 1000;
+  return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)} s`;
+}
+
 /**
  * One progress line per event, or undefined for events that print nothing. Every part that came
  * from the model, a tool or a client is made inert first (terminal-text.ts).
@@ -50,6 +56,8 @@ export function formatEvent(event: RunEvent, runId = '<run-id>'): string | undef
       );
     case 'model_call_failed':
       return `✗ model call ${event.iteration} failed: ${one(event.error)}`;
+    case 'rate_limited':
+      return `  … waited ${formatWait(event.waitMs)} for the ${one(event.provider)} rate budget (docs/models.md, "Rate limits")`;
     case 'reasoning':
     case 'text':
       // Printed by run/follow's live printer (live-events.ts), which knows what the stream showed already.

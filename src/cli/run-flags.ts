@@ -4,6 +4,7 @@ import { rootsFromEnv } from '../tools/workspace-root-dirs';
 import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_MAX_ITERATIONS,
+  PRIORITY_RANGE,
   TOOL_PROTOCOLS,
   type AgentRunInput,
   type RunToolChoice,
@@ -14,6 +15,9 @@ import { PromptRefused } from './prompt-source';
 import { visibleLine } from './terminal-text';
 
 export type RunInputKey = keyof AgentRunInput & string;
+
+/** A `--session` run's priority when `--priority` is not given: ahead of the default. */
+export const SESSION_PRIORITY = 2;
 type InputPart = Partial<AgentRunInput>;
 
 /**
@@ -151,6 +155,20 @@ export const RUN_FLAGS = [
     sets: ['session'],
   },
   {
+    name: 'priority',
+    type: 'integer',
+    value: 'N',
+    help: `when the provider key's rate budget is short, 1 goes first, 5 last (default ${PRIORITY_RANGE.default}; a --session ${SESSION_PRIORITY}; docs/models.md)`,
+    sets: ['priority'],
+  },
+  {
+    name: 'fairness-key',
+    type: 'string',
+    value: 'K',
+    help: "runs of equal priority share the rate budget fairly by this key, e.g. a tenant (default: the run's id)",
+    sets: ['fairnessKey'],
+  },
+  {
     name: 'approve',
     type: 'boolean',
     help: 'mutating tool calls wait for approve/deny',
@@ -248,5 +266,7 @@ export async function runInputFromFlags(values: RunFlagValues): Promise<InputPar
       : { [spec.sets[0]!]: value };
     input = { ...input, ...part };
   }
+  // Interactive sessions go before detached batch runs when the rate budget is short (DESIGN §15).
+  if (input.session && input.priority === undefined) input = { ...input, priority: SESSION_PRIORITY };
   return input;
 }

@@ -14,6 +14,7 @@ import { cutChars } from '../shared/bounds';
 import { CACHE_MISS_ERROR_TYPE } from '../shared/conversation';
 import { costOf } from '../shared/pricing';
 import type { AgentMetrics } from './metrics';
+import { ErrorTypes } from '../shared/constants';
 import { baseActivityName } from '../shared/activity-names';
 import { BUILTIN_TOOL_NAMES, DONE_TOOL_NAME } from '../shared/run/tool-policy';
 
@@ -106,6 +107,8 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
                 ? (output as FirstModelCallOutput).response
                 : (output as CallModelOutput);
           const usage = recordResponse(span, response, this.settings.content);
+          const waited = response?.rateLimited?.waitMs;
+          if (typeof waited === 'number') span.setAttribute(RATE_LIMIT_WAIT_ATTRIBUTE, waited);
           const cost = usage && response ? (costOf(model, response.usage) ?? undefined) : undefined;
           if (cost !== undefined) span.setAttribute('durable_agent.cost_usd', cost);
           this.settings.metrics?.modelCall(common, (performance.now() - started) / 1000, usage, cost);
@@ -116,6 +119,14 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
           // a failed LLM call. The workflow resends the conversation in a call that gets its own span.
           if (isObject(err) && err.type === CACHE_MISS_ERROR_TYPE) {
             unexported = true;
+            throw err;
+          }
+          // Told to wait for the key's rate budget (src/admission/): the call never went out. The span
+          // says how long it waits; the wait metric counts it; no failed model call is recorded.
+          const wait = rateLimitWaitOf(err);
+          if (wait) {
+            span.setAttributes({ [RATE_LIMIT_WAIT_ATTRIBUTE]: wait.waitMs, 'durable_agent.rate_limited': true });
+            this.settings.metrics?.rateLimitWait({ 'gen_ai.provider.name': wait.provider }, wait.waitMs / 1000);
             throw err;
           }
           const errorType = failed(span, err, this.settings.content);
@@ -190,6 +201,18 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
       'durable_agent.attempt': this.ctx.info.attempt,
     };
   }
+}
+
+/** The span attribute that carries a model call's wait for its key's rate budget, ms. */
+export const RATE_LIMIT_WAIT_ATTRIBUTE = 'durable_agent.rate_limit.wait_ms';
+
+/** The wait an attempt was told (`DurableAgent.RateLimited`, details `{ provider, waitMs }`), if it was. */
+function rateLimitWaitOf(err: unknown): { provider: string; waitMs: number } | undefined {
+  if (!isObject(err) || err.type !== ErrorTypes.AdmissionWait) return undefined;
+  const details = (err as { details?: unknown }).details;
+  const first: unknown = Array.isArray(details) ? details[0] : undefined;
+  if (!isObject(first) || typeof first.waitMs !== 'number' || typeof first.provider !== 'string') return undefined;
+  return { provider: first.provider, waitMs: first.waitMs };
 }
 
 /** Response attributes; returns the call's token counts (input counts cached tokens too, as the conventions ask). */

@@ -12,6 +12,8 @@ export const MetricNames = {
   toolDuration: 'durable_agent.tool.duration',
   /** Counter: tool calls whose result is an error (`is_error`) or whose activity attempt failed. */
   toolFailures: 'durable_agent.tool.failures',
+  /** Histogram, seconds: how long a model call was told to wait for its provider key's rate budget (src/admission/). */
+  rateLimitWait: 'durable_agent.model.rate_limit_wait',
 } as const;
 
 /** The instruments the activity interceptor records into. */
@@ -21,6 +23,7 @@ export class AgentMetrics {
   private readonly cost: Counter;
   private readonly toolDuration: Histogram;
   private readonly toolFailures: Counter;
+  private readonly rateLimitWaits: Histogram;
 
   constructor(meter: Meter) {
     this.tokens = meter.createHistogram(MetricNames.tokenUsage, {
@@ -43,6 +46,15 @@ export class AgentMetrics {
       unit: '{call}',
       description: 'Tool calls that ended in an error',
     });
+    this.rateLimitWaits = meter.createHistogram(MetricNames.rateLimitWait, {
+      unit: 's',
+      description: "Waits of model calls for their provider key's rate budget",
+      advice: { explicitBucketBoundaries: [0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256] },
+    });
+  }
+
+  rateLimitWait(attrs: Attributes, seconds: number): void {
+    this.rateLimitWaits.record(seconds, attrs);
   }
 
   modelCall(attrs: Attributes, seconds: number, usage?: { input: number; output: number }, costUsd?: number): void {

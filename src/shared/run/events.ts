@@ -16,6 +16,8 @@ export type RunEvent =
       text: string;
     }
   | { seq: number; kind: 'model_call_failed'; iteration: number; error: string }
+  /** The call waited this long for its provider key's rate budget before it went out (DESIGN §15). */
+  | { seq: number; kind: 'rate_limited'; provider: string; waitMs: number }
   /** The model's thinking in one answer, then its text (in turn order: reasoning, text, then the tool calls). Cut to EVENT_TEXT_CHARS. */
   | { seq: number; kind: 'reasoning'; iteration: number; text: string; truncated?: boolean }
   | { seq: number; kind: 'text'; iteration: number; text: string; truncated?: boolean }

@@ -178,6 +178,26 @@ function buildRunInputSchema() {
         .min(0, 'maxSubagentDepth must be at least 0')
         .max(MAX_SUBAGENT_DEPTH_LIMIT, `maxSubagentDepth must be at most ${MAX_SUBAGENT_DEPTH_LIMIT}`)
         .optional(),
+      /**
+       * Model-call admission (docs/models.md, "Rate limits"): when the provider key's budget is short,
+       * priority 1 goes first, 5 last (default 3); equal priorities share by `fairnessKey` (default: the
+       * run's own id; a subagent inherits its parent's).
+       */
+      priority: z
+        .number({
+          error: `priority must be a whole number from ${PRIORITY_RANGE.min} (first) to ${PRIORITY_RANGE.max}`,
+        })
+        .int(`priority must be a whole number from ${PRIORITY_RANGE.min} (first) to ${PRIORITY_RANGE.max}`)
+        .min(PRIORITY_RANGE.min, `priority must be at least ${PRIORITY_RANGE.min} (1 goes first)`)
+        .max(PRIORITY_RANGE.max, `priority must be at most ${PRIORITY_RANGE.max} (5 goes last)`)
+        .optional(),
+      fairnessKey: z
+        .string({ error: 'fairnessKey must be a string (a tenant, a team)' })
+        .min(1, 'fairnessKey must not be empty')
+        .refine((key) => utf8Length(key) <= MAX_FAIRNESS_KEY_BYTES, {
+          message: `fairnessKey must be at most ${MAX_FAIRNESS_KEY_BYTES} bytes (Temporal's limit for fairness keys)`,
+        })
+        .optional(),
       /** Internal: set by a parent run on the subagents it starts (their depth and agent). */
       subagent: subagentInputSchema().optional(),
       /**
@@ -241,6 +261,11 @@ function buildRunInputSchema() {
 
 /** The run input's schema (built on first use: src/shared/built-once.ts). */
 export const agentRunInputSchema = onFirstUse('run-input', buildRunInputSchema);
+
+/** Priorities a run may have (DESIGN §15): 1 goes first; Temporal's default range. */
+export const PRIORITY_RANGE = { min: 1, max: 5, default: 3 } as const;
+/** Temporal limits fairness keys to 64 bytes. */
+export const MAX_FAIRNESS_KEY_BYTES = 64;
 
 export type AgentRunInput = z.input<ReturnType<typeof agentRunInputSchema>>;
 

@@ -1,4 +1,5 @@
 import { ActivityCancellationType, type ActivityInterfaceFor, log, proxyActivities } from '@temporalio/workflow';
+import type { Priority } from '@temporalio/common';
 import type { Activities } from '../../activities';
 import type {
   CallModelOutput,
@@ -60,10 +61,13 @@ export class ModelCalls {
     /** Where the worker holding the conversation is: the run's state, carried across continue-as-new. */
     private readonly route: Route,
     timeouts: RunTimeouts | undefined,
+    /** The run's priority and fairness key (DESIGN §15): the calls' Temporal priority, read by the worker's admission. */
+    priority?: Priority,
   ) {
     this.activities = agentActivities(
       proxyActivities<Activities>({
         ...modelActivityOptions(timeouts),
+        ...(priority && (priority.priorityKey !== undefined || priority.fairnessKey !== undefined) ? { priority } : {}),
         cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       }),
     );
@@ -146,8 +150,24 @@ export class ModelCalls {
         this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
           this.callInput(conversation),
         ]),
-      outcome,
+      this.reportingWaits(outcome, (r) => r),
     );
+  }
+
+  /** The answer said the call waited for its key's rate budget first: a `rate_limited` event before it is handled. */
+  private reportingWaits<T, R>(
+    outcome: Outcome<T, R>,
+    responseOf: (result: T) => Pick<ModelResponse, 'rateLimited'> | undefined,
+  ): Outcome<T, R> {
+    return {
+      ok: (result: T) => {
+        const wait = responseOf(result)?.rateLimited;
+        if (wait && typeof wait.waitMs === 'number' && wait.waitMs > 0)
+          this.emit({ kind: 'rate_limited', provider: String(wait.provider), waitMs: Math.round(wait.waitMs) });
+        return outcome.ok(result);
+      },
+      fail: outcome.fail,
+    };
   }
 
   /**
@@ -156,13 +176,16 @@ export class ModelCalls {
    */
   first<R>(iteration: number, prepare: PrepareRunInput, outcome: Outcome<FirstModelCallOutput, R>): Promise<R> {
     const s = this.settings;
-    return this.withConversation((conversation, options) => {
-      const { system: _system, systemHash: _hash, ...call } = this.callInput(conversation);
-      return this.activities.firstModelCall.executeWithOptions(
-        { summary: `assemble context · ${modelCallSummary(s.model, iteration)}`, ...options },
-        [{ ...call, prepare }],
-      );
-    }, outcome);
+    return this.withConversation(
+      (conversation, options) => {
+        const { system: _system, systemHash: _hash, ...call } = this.callInput(conversation);
+        return this.activities.firstModelCall.executeWithOptions(
+          { summary: `assemble context · ${modelCallSummary(s.model, iteration)}`, ...options },
+          [{ ...call, prepare }],
+        );
+      },
+      this.reportingWaits(outcome, (r) => r.response),
+    );
   }
 
   private callInput(conversation: ConversationDelta) {
@@ -192,20 +215,23 @@ export class ModelCalls {
         this.activities.summarizeRun.executeWithOptions({ summary: `${label} · ${s.model}`, ...options }, [
           { ...this.request(conversation), instruction },
         ]),
-      {
-        // Results recorded before bounded payloads carry the text; newer ones only the response.
-        ok: (result: SummarizeRunOutput) => {
-          let summary: Summary;
-          try {
-            summary = { text: result.text ?? textOf(result.response.content), response: result.response };
-          } catch (err) {
-            // A result the summary cannot be read from fails the call, as a failed activity does.
-            return outcome.fail(err);
-          }
-          return outcome.ok(summary);
+      this.reportingWaits<SummarizeRunOutput, R>(
+        {
+          // Results recorded before bounded payloads carry the text; newer ones only the response.
+          ok: (result: SummarizeRunOutput) => {
+            let summary: Summary;
+            try {
+              summary = { text: result.text ?? textOf(result.response.content), response: result.response };
+            } catch (err) {
+              // A result the summary cannot be read from fails the call, as a failed activity does.
+              return outcome.fail(err);
+            }
+            return outcome.ok(summary);
+          },
+          fail: outcome.fail,
         },
-        fail: outcome.fail,
-      },
+        (r) => r?.response,
+      ),
     );
   }
 

@@ -132,6 +132,8 @@ function bounded(raw: RunEvent): RunEvent {
       return shortString(event.text, EVENT_TEXT_CHARS) ? event : { ...event, text: text(event.text) };
     case 'model_call_failed':
       return { ...event, error: text(event.error) };
+    case 'rate_limited':
+      return { ...event, provider: cutChars(String(event.provider), 64) };
     case 'tool_call_started':
     case 'approval_requested':
       return { ...event, input: previewInput(event.input, INPUT_PREVIEW_CHARS) };

@@ -128,6 +128,10 @@ export class Run {
       emit,
       state,
       input.timeouts,
+      {
+        ...(input.priority !== undefined ? { priorityKey: input.priority } : {}),
+        ...(input.fairnessKey !== undefined ? { fairnessKey: input.fairnessKey } : {}),
+      },
     );
     this.toolCalls = new ToolCalls(
       {

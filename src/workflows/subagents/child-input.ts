@@ -1,12 +1,14 @@
-import type { AgentRunInput } from '../../shared/run';
+import { MAX_FAIRNESS_KEY_BYTES, type AgentRunInput } from '../../shared/run';
+import { utf8Length } from '../../shared/bounds';
+import { hashString } from '../../shared/conversation';
 import type { AgentDefinition } from '../../shared/subagents';
 import type { ParsedInput } from '../run/settings';
 import type { SubagentPlan } from './plan';
 import type { TaskCall } from './task-tool';
 
 /**
- * A subagent's run input. It inherits its parent's workspace, model, limits, network setting and
- * approval policy exactly (never looser: the definition cannot change them), its tools are its
+ * A subagent's run input. It inherits its parent's workspace, model, limits, network setting,
+ * priority and fairness key (the parent's id when it names none) and approval policy exactly (never looser: the definition cannot change them), its tools are its
  * parent's cut to the definition's list, and its budget is what the tree has left.
  */
 export function childInput(p: {
@@ -20,6 +22,8 @@ export function childInput(p: {
   remainingBudgetUsd?: number;
   /** The parent's `task` call: the tracing interceptor puts it on the call's span. */
   toolUseId?: string;
+  /** The parent's workflow id: the children's fairness key when the parent names none (one share for the tree). */
+  parentWorkflowId?: string;
 }): AgentRunInput {
   const { parent, plan, definition } = p;
   // A parent without a tool list has the worker's default tools, and so has a child without one
@@ -49,6 +53,12 @@ export function childInput(p: {
     ...(parent.timeouts ? { timeouts: parent.timeouts } : {}),
     ...(parent.mcpServers ? { mcpServers: parent.mcpServers } : {}),
     ...(parent.contextWindowTokens !== undefined ? { contextWindowTokens: parent.contextWindowTokens } : {}),
+    ...(parent.priority !== undefined ? { priority: parent.priority } : {}),
+    ...(parent.fairnessKey !== undefined
+      ? { fairnessKey: parent.fairnessKey }
+      : p.parentWorkflowId
+        ? { fairnessKey: fairnessKeyOf(p.parentWorkflowId) }
+        : {}),
     maxSubagentDepth: plan.maxDepth,
     subagent: {
       depth: plan.depth + 1,
@@ -56,6 +66,11 @@ export function childInput(p: {
       ...(p.toolUseId ? { toolUseId: p.toolUseId } : {}),
     },
   };
+}
+
+/** A workflow id as a fairness key: itself when it fits Temporal's 64 bytes, else its hash. */
+export function fairnessKeyOf(workflowId: string): string {
+  return utf8Length(workflowId) <= MAX_FAIRNESS_KEY_BYTES ? workflowId : `run-${hashString(workflowId)}`;
 }
 
 /** What the Web UI shows for the child: its agent and its task. */

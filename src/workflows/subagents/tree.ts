@@ -191,6 +191,7 @@ export class SubagentTree implements RemoteApprovals {
       ...(definition ? { definition } : {}),
       ...(remaining !== undefined ? { remainingBudgetUsd: remaining } : {}),
       toolUseId: toolUse.id,
+      parentWorkflowId: c.workflowId,
     });
     const running: Running = {
       workflowId,
