@@ -29,6 +29,7 @@ export function createModelCalls(env: ActivityEnv) {
             models(input.model).call(request, {
               signal: ctx.cancellationSignal,
               ...proseProgress(input.toolProtocol, progress),
+              ...(input.admission ? { admission: input.admission } : {}),
             }),
           cancelWatchMs,
         ),
@@ -76,7 +77,12 @@ export function createModelCalls(env: ActivityEnv) {
         withCancelWatch(
           ctx,
           beatNow,
-          () => models(input.model).call(request, { signal: ctx.cancellationSignal, ...progress }),
+          () =>
+            models(input.model).call(request, {
+              signal: ctx.cancellationSignal,
+              ...progress,
+              ...(input.admission ? { admission: input.admission } : {}),
+            }),
           cancelWatchMs,
         ),
       ),

@@ -59,12 +59,16 @@ export function admitModels(models: ModelResolver, admission: Admission, options
           const info = activity.info;
           const run = info.workflowExecution?.workflowId ?? info.activityId;
           const id = `${run}/${info.workflowExecution?.runId ?? ''}/${info.activityId}`;
-          const priority = info.priority?.priorityKey || DEFAULT_PRIORITY;
+          // From the run's input (checked again: activity input is hostile), else Temporal's priority.
+          const tags = ctx.admission ?? {};
+          const priority =
+            validPriority(tags.priority) ?? validPriority(info.priority?.priorityKey) ?? DEFAULT_PRIORITY;
+          const fairnessKey = validKey(tags.fairnessKey) ?? validKey(info.priority?.fairnessKey) ?? run;
           const raw = rawTokenEstimate(request);
           const ask = {
             id,
             priority,
-            fairnessKey: info.priority?.fairnessKey || run,
+            fairnessKey,
             demand: demandOf(calibration, run, raw, request),
           };
           const lastAttempt = info.attempt >= (info.retryPolicy?.maximumAttempts || Number.POSITIVE_INFINITY);
@@ -102,6 +106,14 @@ export function admitModels(models: ModelResolver, admission: Admission, options
     }
     return admitted;
   };
+}
+
+function validPriority(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 5 ? value : undefined;
+}
+
+function validKey(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 && value.length <= 256 ? value : undefined;
 }
 
 function demandOf(calibration: TokenCalibration, run: string, raw: number, request: ModelRequest): Demand {

@@ -15,6 +15,8 @@ export interface ModelCallContext {
    * (src/admission/). Providers that know their key's rate limits call it once per call.
    */
   rateLimits?: (headers: { get(name: string): string | null }, status: number) => void;
+  /** The run's priority and fairness key for the call's admission (src/admission/), as the run's input gave them. */
+  admission?: { priority?: number; fairnessKey?: string };
 }
 
 /** One streamed piece of a model's answer. */

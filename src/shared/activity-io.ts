@@ -32,6 +32,13 @@ export interface CallModelInput {
   mcpToolsHash?: string;
   /** The run's `outputSchema`: the provider's native structured output is asked for where it exists. */
   outputSchema?: OutputSchema;
+  /** The run's place when its provider key's rate budget is short (src/admission/); absent: priority 3, the run's own share. */
+  admission?: AdmissionTags;
+}
+/** A run's `priority` and `fairnessKey` (DESIGN §15) as its model calls carry them to the worker's admission. */
+export interface AdmissionTags {
+  priority?: number;
+  fairnessKey?: string;
 }
 export interface CallModelOutput extends ModelResponse {
   /** The task queue of the worker that now holds the conversation: the run's next calls go there. */

@@ -2,6 +2,7 @@ import { ActivityCancellationType, type ActivityInterfaceFor, log, proxyActiviti
 import type { Priority } from '@temporalio/common';
 import type { Activities } from '../../activities';
 import type {
+  AdmissionTags,
   CallModelOutput,
   FirstModelCallOutput,
   PrepareRunInput,
@@ -51,6 +52,7 @@ export class ModelCalls {
   private mcp: { specs: ToolSpec[]; hash: string; sent: boolean } | undefined;
   private mcpSpecs: { specs: ToolSpec[]; hash: string } | undefined;
   private workflowTools: ToolSpec[] = [];
+  private readonly admission: AdmissionTags | undefined;
   /** Worker queues that did not take a call in time: not followed again in this execution. */
   private readonly abandoned = new Set<string>();
 
@@ -61,9 +63,18 @@ export class ModelCalls {
     /** Where the worker holding the conversation is: the run's state, carried across continue-as-new. */
     private readonly route: Route,
     timeouts: RunTimeouts | undefined,
-    /** The run's priority and fairness key (DESIGN §15): the calls' Temporal priority, read by the worker's admission. */
+    /**
+     * The run's priority and fairness key (DESIGN §15): they travel with each call to the worker's
+     * admission, and as the calls' Temporal priority (which orders backlogged tasks where the server does).
+     */
     priority?: Priority,
   ) {
+    if (priority?.priorityKey !== undefined || priority?.fairnessKey !== undefined) {
+      this.admission = {
+        ...(priority.priorityKey !== undefined ? { priority: priority.priorityKey } : {}),
+        ...(priority.fairnessKey !== undefined ? { fairnessKey: priority.fairnessKey } : {}),
+      };
+    }
     this.activities = agentActivities(
       proxyActivities<Activities>({
         ...modelActivityOptions(timeouts),
@@ -139,6 +150,7 @@ export class ModelCalls {
       maxTokens: s.maxTokens,
       ...(mcp ? { mcpToolsHash: mcp.hash, ...(sendMcp ? { mcpTools: mcp.specs } : {}) } : {}),
       ...(structured && s.outputSchema ? { outputSchema: s.outputSchema } : {}),
+      ...(this.admission ? { admission: this.admission } : {}),
     };
   }
 
