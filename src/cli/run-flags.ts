@@ -151,8 +151,11 @@ export const RUN_FLAGS = [
   {
     name: 'session',
     type: 'boolean',
-    help: 'after an answer, wait for more messages (send, end)',
-    sets: ['session'],
+    help: `after an answer, wait for more messages (send, end); priority ${SESSION_PRIORITY} unless --priority says otherwise`,
+    // Interactive sessions go before detached batch runs when the rate budget is short (DESIGN §15);
+    // --priority, later in this table, overrides it.
+    sets: ['session', 'priority'],
+    toInput: () => ({ session: true, priority: SESSION_PRIORITY }),
   },
   {
     name: 'priority',
@@ -266,7 +269,5 @@ export async function runInputFromFlags(values: RunFlagValues): Promise<InputPar
       : { [spec.sets[0]!]: value };
     input = { ...input, ...part };
   }
-  // Interactive sessions go before detached batch runs when the rate budget is short (DESIGN §15).
-  if (input.session && input.priority === undefined) input = { ...input, priority: SESSION_PRIORITY };
   return input;
 }

@@ -72,7 +72,13 @@ test('all the flags at once make run input the schema accepts', async () => {
 
 test('flags not given set nothing, and a boolean flag sets its field only when given', async () => {
   expect(await runInputFromFlags({})).toEqual({});
-  expect(await runInputFromFlags({ session: true, network: true })).toEqual({ session: true, network: true });
+  // A session goes before batch runs by default (priority 2); --priority overrides it.
+  expect(await runInputFromFlags({ session: true, network: true })).toEqual({
+    session: true,
+    network: true,
+    priority: 2,
+  });
+  expect(await runInputFromFlags({ session: true, priority: 4 })).toEqual({ session: true, priority: 4 });
 });
 
 test('docs/configuration.md names every run flag and the field it sets', () => {

@@ -1,4 +1,4 @@
-import { MAX_FAIRNESS_KEY_BYTES, type AgentRunInput } from '../../shared/run';
+import { MAX_FAIRNESS_KEY_BYTES, type AgentRunInput } from '../../shared/run/input';
 import { utf8Length } from '../../shared/bounds';
 import { hashString } from '../../shared/conversation';
 import type { AgentDefinition } from '../../shared/subagents';
