@@ -17,7 +17,7 @@ import { modelActivityOptions, type RunTimeouts } from '../../shared/run-timeout
 import type { Conversation } from '../run/conversation';
 import { agentActivities } from './activity-proxy';
 import { fallbackAfter, placement, type Options, type Route } from './fallback';
-import { failureMessage, failureType, settleCall, type Outcome } from './failures';
+import { failureMessage, failureType } from './failures';
 
 export { failureMessage, failureType, stopping } from './failures';
 
@@ -154,50 +154,40 @@ export class ModelCalls {
     };
   }
 
-  /** One iteration's model call, its outcome handled by `outcome`; the answer goes to {@link noteRoute}. */
-  call<R>(iteration: number, outcome: Outcome<CallModelOutput, R>): Promise<R> {
+  /** One iteration's model call; the answer goes to {@link noteRoute}. */
+  async call(iteration: number): Promise<CallModelOutput> {
     const s = this.settings;
-    return this.withConversation(
-      (conversation, options) =>
-        this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
-          this.callInput(conversation),
-        ]),
-      this.reportingWaits(outcome, (r) => r),
+    const response = await this.withConversation((conversation, options) =>
+      this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
+        this.callInput(conversation),
+      ]),
     );
+    this.reportWait(response);
+    return response;
   }
 
   /** The answer said the call waited for its key's rate budget first: a `rate_limited` event before it is handled. */
-  private reportingWaits<T, R>(
-    outcome: Outcome<T, R>,
-    responseOf: (result: T) => Pick<ModelResponse, 'rateLimited'> | undefined,
-  ): Outcome<T, R> {
-    return {
-      ok: (result: T) => {
-        const wait = responseOf(result)?.rateLimited;
-        if (wait && typeof wait.waitMs === 'number' && wait.waitMs > 0)
-          this.emit({ kind: 'rate_limited', provider: String(wait.provider), waitMs: Math.round(wait.waitMs) });
-        return outcome.ok(result);
-      },
-      fail: outcome.fail,
-    };
+  private reportWait(response: Pick<ModelResponse, 'rateLimited'> | undefined): void {
+    const wait = response?.rateLimited;
+    if (wait && typeof wait.waitMs === 'number' && wait.waitMs > 0)
+      this.emit({ kind: 'rate_limited', provider: String(wait.provider), waitMs: Math.round(wait.waitMs) });
   }
 
   /**
    * A new run's first call with its run start (`firstModelCall`, steps/start.ts): no system prompt
    * yet, the worker assembles it. Its outcome may hold no answer (see FirstModelCallOutput).
    */
-  first<R>(iteration: number, prepare: PrepareRunInput, outcome: Outcome<FirstModelCallOutput, R>): Promise<R> {
+  async first(iteration: number, prepare: PrepareRunInput): Promise<FirstModelCallOutput> {
     const s = this.settings;
-    return this.withConversation(
-      (conversation, options) => {
-        const { system: _system, systemHash: _hash, ...call } = this.callInput(conversation);
-        return this.activities.firstModelCall.executeWithOptions(
-          { summary: `assemble context · ${modelCallSummary(s.model, iteration)}`, ...options },
-          [{ ...call, prepare }],
-        );
-      },
-      this.reportingWaits(outcome, (r) => r.response),
-    );
+    const result = await this.withConversation((conversation, options) => {
+      const { system: _system, systemHash: _hash, ...call } = this.callInput(conversation);
+      return this.activities.firstModelCall.executeWithOptions(
+        { summary: `assemble context · ${modelCallSummary(s.model, iteration)}`, ...options },
+        [{ ...call, prepare }],
+      );
+    });
+    this.reportWait(result.response);
+    return result;
   }
 
   private callInput(conversation: ConversationDelta) {
@@ -217,34 +207,19 @@ export class ModelCalls {
   }
 
   /**
-   * A closing call (summary, compaction) with an instruction, its outcome handled by `outcome`
-   * (`passThrough()` to await it as it is); the conversation is unchanged.
+   * A closing call (summary, compaction) with an instruction; the conversation is unchanged. A result
+   * the summary cannot be read from fails the call, as a failed activity does.
    */
-  summary<R>(instruction: string, label: string, outcome: Outcome<Summary, R>): Promise<R> {
+  async summary(instruction: string, label: string): Promise<Summary> {
     const s = this.settings;
-    return this.withConversation(
-      (conversation, options) =>
-        this.activities.summarizeRun.executeWithOptions({ summary: `${label} · ${s.model}`, ...options }, [
-          { ...this.request(conversation), instruction },
-        ]),
-      this.reportingWaits<SummarizeRunOutput, R>(
-        {
-          // Results recorded before bounded payloads carry the text; newer ones only the response.
-          ok: (result: SummarizeRunOutput) => {
-            let summary: Summary;
-            try {
-              summary = { text: result.text ?? textOf(result.response.content), response: result.response };
-            } catch (err) {
-              // A result the summary cannot be read from fails the call, as a failed activity does.
-              return outcome.fail(err);
-            }
-            return outcome.ok(summary);
-          },
-          fail: outcome.fail,
-        },
-        (r) => r?.response,
-      ),
+    const result: SummarizeRunOutput = await this.withConversation((conversation, options) =>
+      this.activities.summarizeRun.executeWithOptions({ summary: `${label} · ${s.model}`, ...options }, [
+        { ...this.request(conversation), instruction },
+      ]),
     );
+    this.reportWait(result?.response);
+    // Results recorded before bounded payloads carry the text; newer ones only the response.
+    return { text: result.text ?? textOf(result.response.content), response: result.response };
   }
 
   /**
@@ -258,8 +233,8 @@ export class ModelCalls {
    * started (a mutating tool is then not re-run blindly).
    *
    * Tool calls use this form, a `.catch` between the call and its caller: a turn's calls run side by
-   * side, and a fallback's command must keep its place (microtask turns) among the other calls'
-   * commands in histories recorded with it. Model calls, which run alone, use {@link onWorkerThen}.
+   * side, and a fallback's command keeps its place among the other calls' commands in histories
+   * recorded with it. Model calls, which run alone, use {@link onWorkerCall}.
    */
   onWorker<T>(
     call: (options: Options) => Promise<T>,
@@ -272,7 +247,6 @@ export class ModelCalls {
      */
     singleAttempt = false,
   ): Promise<T> {
-    // Promise chains (docs/contributing.md, "The hot path"): this runs for every call.
     const queue = this.route.callsPinned ? this.workerQueue : undefined;
     if (!queue && !singleAttempt) return call({});
     return call(placement(queue, singleAttempt)).catch((err: unknown) => {
@@ -288,55 +262,48 @@ export class ModelCalls {
     });
   }
 
-  /** {@link onWorker} for a model call, its outcome (the fallback's included) handled in one `then`. */
-  private onWorkerThen<T, R>(
-    call: (options: Options) => Promise<T>,
-    fallback: () => Promise<T>,
-    outcome: Outcome<T, R>,
-  ): Promise<R> {
+  /** {@link onWorker} for a model call: its retry policy kept, the fallback on the shared queue with the conversation whole. */
+  private async onWorkerCall<T>(call: (options: Options) => Promise<T>, fallback: () => Promise<T>): Promise<T> {
     const queue = this.route.callsPinned ? this.workerQueue : undefined;
-    if (!queue) return settleCall(() => call({}), outcome);
-    return settleCall(() => call(placement(queue, false)), {
-      ok: outcome.ok,
-      fail: (err: unknown) =>
-        fallbackAfter(err, {
-          queue,
-          singleAttempt: false,
-          route: this.route,
-          abandoned: this.abandoned,
-          emit: this.emit,
-        }) === undefined
-          ? outcome.fail(err)
-          : settleCall(fallback, outcome),
-    });
+    if (!queue) return call({});
+    try {
+      return await call(placement(queue, false));
+    } catch (err) {
+      const moved = fallbackAfter(err, {
+        queue,
+        singleAttempt: false,
+        route: this.route,
+        abandoned: this.abandoned,
+        emit: this.emit,
+      });
+      if (moved === undefined) throw err;
+      return fallback();
+    }
   }
 
-  private withConversation<T, R>(
+  private async withConversation<T>(
     call: (conversation: ConversationDelta, options: Options) => Promise<T>,
-    outcome: Outcome<T, R>,
-  ): Promise<R> {
+  ): Promise<T> {
     // A call that falls back from a gone worker lands on one without the conversation: send it whole.
-    const attempt = (full: boolean, settle: Outcome<T, R>) =>
-      this.onWorkerThen(
+    const attempt = (full: boolean) =>
+      this.onWorkerCall(
         (options) => call(this.conversation.delta(full), options),
         () => call(this.conversation.delta(true), {}),
-        settle,
       );
-    if (!this.conversation.hasSyncedPrefix) return attempt(true, outcome);
-    return attempt(false, {
-      ok: outcome.ok,
-      fail: (err: unknown) => {
-        if (failureType(err) !== CACHE_MISS_ERROR_TYPE) return outcome.fail(err);
-        log.info('conversation cache miss; resending the whole conversation', { error: failureMessage(err) });
-        if (!this.route.callsPinned) {
-          // The call reached a worker without the conversation: from now on the run's calls (this
-          // execution's and the next ones') go to the queue of the worker that takes this one (its
-          // result names it), not wherever dispatch lands.
-          this.route.callsPinned = true;
-          this.route.workerQueue = undefined;
-        }
-        return attempt(true, outcome);
-      },
-    });
+    if (!this.conversation.hasSyncedPrefix) return attempt(true);
+    try {
+      return await attempt(false);
+    } catch (err) {
+      if (failureType(err) !== CACHE_MISS_ERROR_TYPE) throw err;
+      log.info('conversation cache miss; resending the whole conversation', { error: failureMessage(err) });
+      if (!this.route.callsPinned) {
+        // The call reached a worker without the conversation: from now on the run's calls (this
+        // execution's and the next ones') go to the queue of the worker that takes this one (its
+        // result names it), not wherever dispatch lands.
+        this.route.callsPinned = true;
+        this.route.workerQueue = undefined;
+      }
+      return attempt(true);
+    }
   }
 }

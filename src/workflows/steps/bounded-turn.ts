@@ -11,26 +11,13 @@ import { runToolTurn } from './tool-turn';
  * by the model activity for that reason): each of those gets an `is_error` result naming the
  * bound, in its place among the results.
  */
-export function runBoundedTurn<R>(
-  run: Run,
-  toolUses: ToolUseBlock[],
-  /** The loop's next step with the turn's results (see runToolTurn). */
-  then: (turn: TurnResults) => R | Promise<R>,
-): Promise<R> {
+export async function runBoundedTurn(run: Run, toolUses: ToolUseBlock[]): Promise<TurnResults> {
   const refused = new Map<ToolUseBlock, string>();
   for (const t of toolUses) {
     const why = unrunnableInput(t.input);
     if (why !== undefined) refused.set(t, why);
   }
-  return refused.size === 0 ? runToolTurn(run, toolUses, then) : runWithRefused(run, toolUses, refused, then);
-}
-
-async function runWithRefused<R>(
-  run: Run,
-  toolUses: ToolUseBlock[],
-  refused: ReadonlyMap<ToolUseBlock, string>,
-  then: (turn: TurnResults) => R | Promise<R>,
-): Promise<R> {
+  if (refused.size === 0) return runToolTurn(run, toolUses);
   run.emit({
     kind: 'notice',
     message: `${refused.size} tool call(s) not run: input nested deeper than ${MAX_MODEL_VALUE_DEPTH} levels`,
@@ -38,14 +25,13 @@ async function runWithRefused<R>(
   const ran = await runToolTurn(
     run,
     toolUses.filter((t) => !refused.has(t)),
-    (turn) => turn,
   );
   let next = 0;
   const results = toolUses.map((t) => {
     const why = refused.get(t);
     return why !== undefined ? toolResultBlock(t.id, why, true) : ran.results[next++]!;
   });
-  return then({ ...ran, results });
+  return { ...ran, results };
 }
 
 /** A text-protocol reply, its parameters bounded in depth before workflow code walks them. */

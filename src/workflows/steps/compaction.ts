@@ -5,8 +5,7 @@ import {
   MAX_CONVERSATION_BYTES,
 } from '../../shared/constants';
 import type { Message, TextBlock, ToolResultBlock } from '../../shared/messages';
-import { failureMessage, passThrough, stopping } from '../calls/failures';
-import type { Summary } from '../calls/model-calls';
+import { failureMessage, stopping } from '../calls/failures';
 import type { Run } from '../run/run';
 
 /** The instruction of the compaction call (sent with the conversation, never kept in it). */
@@ -99,11 +98,7 @@ export async function keepConversationSmall(run: Run): Promise<'does_not_fit' | 
   if (!state.needsCompaction && conversation.bytes <= softCapBytes) return undefined;
   state.needsCompaction = false;
   try {
-    const { text, response } = await run.modelCalls.summary(
-      COMPACTION_INSTRUCTION,
-      'compaction',
-      passThrough<Summary>(),
-    );
+    const { text, response } = await run.modelCalls.summary(COMPACTION_INSTRUCTION, 'compaction');
     run.account(response);
     const summary = text.trim();
     if (!summary) throw new Error('the compaction summary was empty');

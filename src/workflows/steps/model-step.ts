@@ -1,4 +1,4 @@
-import type { CallModelOutput } from '../../shared/activity-io';
+import type { CallModelOutput, FirstModelCallOutput } from '../../shared/activity-io';
 import { SUMMARY_FALLBACK_TEXT, SUMMARY_INSTRUCTION } from '../../shared/constants';
 import { textOf } from '../../shared/messages';
 import { replyProse } from '../../shared/text-protocol';
@@ -6,7 +6,7 @@ import { failureMessage, failureType, stopping } from '../calls/failures';
 import { LoopExit, type Next } from '../run/loop-exit';
 import type { Run } from '../run/run';
 import { expectedCallUsd, type TreeBudget } from '../subagents';
-import { firstCall } from './start';
+import { startedBy } from './start';
 
 /**
  * One iteration's model call: the answer is accounted, appended exactly as returned (thinking
@@ -30,16 +30,39 @@ async function budgetedCall(run: Run, budget: TreeBudget): Promise<Next> {
   }
 }
 
-/** The call itself. A promise chain (docs/contributing.md, "The hot path"). */
-function callModel(run: Run): Promise<Next> {
-  // A new run's first call carries its start (steps/start.ts); 'again': started, not answered yet.
-  if (run.startWith) return firstCall(run, answered, callFailed);
-  const { state } = run;
+async function callModel(run: Run): Promise<Next> {
+  // A new run's first call carries its start.
+  if (run.startWith) return firstCall(run);
   run.announceCall();
-  return run.modelCalls.call<Next>(state.iteration + 1, {
-    ok: (response) => answered(run, response),
-    fail: (err: unknown) => callFailed(run, err),
-  });
+  let response: CallModelOutput;
+  try {
+    response = await run.modelCalls.call(run.state.iteration + 1);
+  } catch (err) {
+    return callFailed(run, err);
+  }
+  return answered(run, response);
+}
+
+/**
+ * The first model call with the run's start (steps/start.ts). 'again': the worker prepared the run but
+ * left the call to the workflow (UserPromptSubmit hooks screened the prompt, MCP tools were taken); the
+ * loop goes round once more, so its checks (an interrupt, a hook's request to stop, a message) come
+ * before the call, as they do before every call.
+ */
+async function firstCall(run: Run): Promise<Next> {
+  const prepare = run.startWith!;
+  run.startWith = undefined;
+  run.announceCall();
+  let outcome: FirstModelCallOutput;
+  try {
+    outcome = await run.modelCalls.first(run.state.iteration + 1, prepare);
+  } catch (err) {
+    return callFailed(run, err);
+  }
+  const exit = await startedBy(run, outcome);
+  if (exit) return exit;
+  // The worker answers only when nothing had to come first (it read the same hooks: src/activities/first-call.ts).
+  return outcome.response === undefined ? 'again' : answered(run, outcome.response);
 }
 
 function callFailed(run: Run, err: unknown): LoopExit {
@@ -86,26 +109,20 @@ function answered(run: Run, response: CallModelOutput): 'go_on' {
 
 /**
  * The closing summary at an iteration limit; a fixed text when it fails, or when its result cannot be
- * read or accounted. A promise chain, like modelStep.
+ * read or accounted.
  */
-export function closingSummary(run: Run): Promise<string> {
-  const failed = (err: unknown): string => {
+export async function closingSummary(run: Run): Promise<string> {
+  const { conversation } = run.state;
+  const sent = conversation.length;
+  try {
+    const { text, response } = await run.modelCalls.summary(SUMMARY_INSTRUCTION, 'summary (max iterations)');
+    // Its input, in history now, holds the conversation: the run's end need not record it again.
+    conversation.markRecorded(sent);
+    run.account(response);
+    return text.trim() || SUMMARY_FALLBACK_TEXT;
+  } catch (err) {
     if (stopping(err)) throw err;
     run.emit({ kind: 'notice', message: `summary call failed: ${failureMessage(err)}` });
     return SUMMARY_FALLBACK_TEXT;
-  };
-  const sent = run.state.conversation.length;
-  return run.modelCalls.summary(SUMMARY_INSTRUCTION, 'summary (max iterations)', {
-    ok: ({ text, response }) => {
-      // Its input, in history now, holds the conversation: the run's end need not record it again.
-      run.state.conversation.markRecorded(sent);
-      try {
-        run.account(response);
-        return text.trim() || SUMMARY_FALLBACK_TEXT;
-      } catch (err) {
-        return failed(err);
-      }
-    },
-    fail: failed,
-  });
+  }
 }

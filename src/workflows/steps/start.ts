@@ -1,8 +1,8 @@
-import type { CallModelOutput, FirstModelCallOutput } from '../../shared/activity-io';
+import type { FirstModelCallOutput } from '../../shared/activity-io';
 import { cutChars } from '../../shared/bounds';
 import { ErrorTypes } from '../../shared/constants';
 import { prepareInput, prepareRun, usePrepared, type Prepared } from '../calls/prepare-run';
-import { LoopExit, type Next } from '../run/loop-exit';
+import { LoopExit } from '../run/loop-exit';
 import type { Run } from '../run/run';
 import { offerTask } from '../subagents';
 import { screenPrompt } from './intake';
@@ -12,7 +12,7 @@ import { screenPrompt } from './intake';
  * agents, then the prompt's UserPromptSubmit hooks (first execution only). An exit: the run cannot start.
  *
  * A new run without subagents starts with its first model call (`firstModelCall`, 0.3.0): nothing
- * happens here but `run.startWith`, and {@link firstCall} does the rest when the loop calls the
+ * happens here but `run.startWith`, and the first model call (steps/model-step.ts) does the rest when the loop calls the
  * model. The worker prepares the run and answers in one activity, unless the workflow must act in
  * between (UserPromptSubmit hooks, MCP servers); a run that must do something else before its first
  * call (a boundary step marked `needsStart` is due: take a message, hand over, sum up) starts the
@@ -36,29 +36,9 @@ export async function startNow(run: Run): Promise<LoopExit | undefined> {
   return started(run, await prepareRun(run));
 }
 
-/**
- * The first model call with the run's start. 'again': the worker prepared the run but left the call
- * to the workflow (UserPromptSubmit hooks screened the prompt, MCP tools were taken); the loop goes
- * round once more, so its checks (an interrupt, a hook's request to stop, a message) come before the
- * call, as they do before every call.
- */
-export async function firstCall(
-  run: Run,
-  answered: (run: Run, response: CallModelOutput) => Next,
-  failed: (run: Run, err: unknown) => LoopExit,
-): Promise<Next> {
-  const prepare = run.startWith!;
-  run.startWith = undefined;
-  run.announceCall();
-  const outcome = await run.modelCalls.first<FirstModelCallOutput | LoopExit>(run.state.iteration + 1, prepare, {
-    ok: (result) => result,
-    fail: (err) => failed(run, err),
-  });
-  if (outcome instanceof LoopExit) return outcome;
-  const exit = await started(run, preparedBy(run, outcome));
-  if (exit) return exit;
-  // The worker answers only when nothing had to come first (it read the same hooks: src/activities/first-call.ts).
-  return outcome.response === undefined ? 'again' : answered(run, outcome.response);
+/** The rest of run start, once the first model call's activity prepared it (steps/model-step.ts). */
+export function startedBy(run: Run, outcome: FirstModelCallOutput): Promise<LoopExit | undefined> {
+  return started(run, preparedBy(run, outcome));
 }
 
 function preparedBy(run: Run, outcome: FirstModelCallOutput): Prepared {

@@ -41,7 +41,7 @@ export async function textToolTurn(
     name: parsed.name,
     input: parsed.input,
   };
-  const { results, doneSummary } = await runToolTurn(run, [call], (turn) => turn);
+  const { results, doneSummary } = await runToolTurn(run, [call]);
   const result = results[0]!;
   conversation.append({
     role: 'user',

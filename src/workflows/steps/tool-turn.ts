@@ -4,7 +4,7 @@ import { toolResultBlock } from '../../shared/conversation';
 import type { ToolResultBlock, ToolUseBlock } from '../../shared/messages';
 import { DONE_TOOL_NAME, type Permission } from '../../shared/run/tool-policy';
 import { TASK_TOOL_NAME } from '../../shared/subagents';
-import { failureMessage, startCall, stopping } from '../calls/failures';
+import { failureMessage, stopping } from '../calls/failures';
 import { postToolEvent, runAsAsked, type PreToolDecision } from '../calls/hooks';
 import type { Run } from '../run/run';
 import { doneResult, fitToBudget, summaryOf, type TurnResults } from './tool-results';
@@ -17,12 +17,7 @@ const MAX_TOOL_NAME_CHARS = 128;
  * then each call as an activity (calls/tool-calls.ts). Every outcome is a tool_result; nothing the
  * model asks for fails the run.
  */
-export function runToolTurn<R>(
-  run: Run,
-  toolUses: ToolUseBlock[],
-  /** The loop's next step with the turn's results, taken in the same `then` (one promise fewer per turn). */
-  then: (turn: TurnResults) => R | Promise<R>,
-): Promise<R> {
+export async function runToolTurn(run: Run, toolUses: ToolUseBlock[]): Promise<TurnResults> {
   const doneCall = run.settings.requireDone ? toolUses.find((t) => t.name === DONE_TOOL_NAME) : undefined;
   const doneSummary = summaryOf(doneCall);
   const seen = new Set<string>();
@@ -59,15 +54,12 @@ export function runToolTurn<R>(
     }
     return runOne(run, t);
   });
-  const finish = (settled: ToolResultBlock[]): R | Promise<R> => {
-    const turn = { results: fitToBudget(settled), ...(finished ? { doneSummary } : {}) };
-    run.checkpoints.settle(run.state.iteration);
-    // The one point where a run's MCP tools change: after the turn's calls, before the next model call.
-    return run.mcp.changesPending ? run.mcp.refreshIfChanged().then(() => then(turn)) : then(turn);
-  };
-  // Wait for every call to settle (a cancelled one included) before the run goes on. A single
-  // call is waited for alone: the same outcome, with fewer promises (docs/contributing.md, "The hot path").
-  return calls.length === 1 ? calls[0]!.then((one) => finish([one])) : allFulfilled(calls).then(finish);
+  // Wait for every call to settle (a cancelled one included) before the run goes on.
+  const settled = calls.length === 1 ? [await calls[0]!] : await allFulfilled(calls);
+  run.checkpoints.settle(run.state.iteration);
+  // The one point where a run's MCP tools change: after the turn's calls, before the next model call.
+  if (run.mcp.changesPending) await run.mcp.refreshIfChanged();
+  return { results: fitToBudget(settled), ...(finished ? { doneSummary } : {}) };
 }
 
 /** Every call's result once all have settled; the first failure (a stop) when one failed. */
@@ -127,27 +119,22 @@ function runToolNames(run: Run): string[] {
   ];
 }
 
-/**
- * One call, from its checks to its result: promise chains for the common call, no PreToolUse hook and
- * no approval (docs/contributing.md, "The hot path").
- */
-function runOne(run: Run, toolUse: ToolUseBlock): Promise<ToolResultBlock> {
+/** One call, from its checks to its result. */
+async function runOne(run: Run, toolUse: ToolUseBlock): Promise<ToolResultBlock> {
   const { mcp, hooks, settings } = run;
   // No tool has a name this long: refuse before it reaches state, queries or activity inputs.
   if (typeof toolUse.name !== 'string' || toolUse.name.length > MAX_TOOL_NAME_CHARS) {
-    return Promise.resolve(refuse(run, toolUse, `Error: Tool '${cutChars(String(toolUse.name), 60)}' not found.`));
+    return refuse(run, toolUse, `Error: Tool '${cutChars(String(toolUse.name), 60)}' not found.`);
   }
   if (toolUse.name === TASK_TOOL_NAME && run.tree) {
     // The hooks and approvals that stand before every tool call stand before a subagent too.
     return run.tree.run(toolUse, { hooks, approve: (call) => askApproval(run, call) });
   }
   const refused = refusal(run, toolUse.name);
-  if (refused !== undefined) return Promise.resolve(refuse(run, toolUse, refused));
+  if (refused !== undefined) return refuse(run, toolUse, refused);
   const permission = settings.permissionFor(toolUse.name, mcp.sideEffect(toolUse.name));
   if (permission === 'deny') {
-    return Promise.resolve(
-      refuse(run, toolUse, `Error: the operator's policy does not allow tool '${toolUse.name}' in this run.`),
-    );
+    return refuse(run, toolUse, `Error: the operator's policy does not allow tool '${toolUse.name}' in this run.`);
   }
   if (hooks.has('PreToolUse') || permission === 'ask') return runGated(run, toolUse, permission);
   return callTool(run, toolUse, toolUse, runAsAsked(toolUse));
@@ -175,44 +162,44 @@ async function runGated(run: Run, toolUse: ToolUseBlock, permission: Permission)
 }
 
 /** Runs the call as an activity; its result (or failure) goes on to {@link finishCall}. */
-function callTool(run: Run, toolUse: ToolUseBlock, call: ToolUseBlock, pre: PreToolDecision) {
+async function callTool(
+  run: Run,
+  toolUse: ToolUseBlock,
+  call: ToolUseBlock,
+  pre: PreToolDecision,
+): Promise<ToolResultBlock> {
   const { mcp, state } = run;
   state.activeTools.set(toolUse.id, toolUse.name);
   run.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: call.input });
-  // Whatever fails before the activity is scheduled fails the call, as a failed activity does. (An
-  // error in the first handler, after the call succeeded, would fail the turn rather than the call;
-  // nothing there throws: set updates and a plain result.)
-  return startCall(() => run.toolCalls.execute(call, mcp.callRef(call.name))).then(
-    (result) => {
-      state.activeTools.delete(toolUse.id);
-      if (result.mcpToolsChanged) mcp.markChanged(toolUse.name);
-      run.checkpoints.take(result);
-      state.conversation.markToolResultCached(toolUse.id);
-      return finishCall(run, toolUse, call, pre, result.content, result.isError);
-    },
-    (err: unknown) => {
-      state.activeTools.delete(toolUse.id);
-      if (stopping(err)) throw err;
-      // Retries exhausted (timeouts, lost workers): the model learns the call failed and decides.
-      return finishCall(run, toolUse, call, pre, `Error: tool '${toolUse.name}' failed: ${failureMessage(err)}`, true);
-    },
-  );
+  let result: Awaited<ReturnType<Run['toolCalls']['execute']>>;
+  try {
+    result = await run.toolCalls.execute(call, mcp.callRef(call.name));
+  } catch (err) {
+    state.activeTools.delete(toolUse.id);
+    if (stopping(err)) throw err;
+    // Retries exhausted (timeouts, lost workers): the model learns the call failed and decides.
+    return finishCall(run, toolUse, call, pre, `Error: tool '${toolUse.name}' failed: ${failureMessage(err)}`, true);
+  }
+  state.activeTools.delete(toolUse.id);
+  if (result.mcpToolsChanged) mcp.markChanged(toolUse.name);
+  run.checkpoints.take(result);
+  state.conversation.markToolResultCached(toolUse.id);
+  return finishCall(run, toolUse, call, pre, result.content, result.isError);
 }
 
 /** The call's result block, after the PostToolUse (or PostToolUseFailure) hooks when the run has them. */
-function finishCall(
+async function finishCall(
   run: Run,
   toolUse: ToolUseBlock,
   call: ToolUseBlock,
   pre: PreToolDecision,
   content: string,
   isError: boolean,
-): ToolResultBlock | Promise<ToolResultBlock> {
+): Promise<ToolResultBlock> {
   const notes = pre.kind === 'run' && pre.context ? [`[hook context] ${pre.context}`] : [];
-  if (!run.hooks.has(postToolEvent(isError))) return resultBlock(run, toolUse, content, isError, notes);
-  return run.hooks
-    .afterTool(toolUse, call.input, content, isError)
-    .then((more) => resultBlock(run, toolUse, content, isError, [...notes, ...more]));
+  if (run.hooks.has(postToolEvent(isError)))
+    notes.push(...(await run.hooks.afterTool(toolUse, call.input, content, isError)));
+  return resultBlock(run, toolUse, content, isError, notes);
 }
 
 function resultBlock(

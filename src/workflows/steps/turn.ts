@@ -20,7 +20,7 @@ import {
  * a paused turn, compact after the context window filled. The turn is already in the conversation;
  * an exit ends the loop.
  */
-export function handleTurn(run: Run, response: ModelResponse): LoopExit | undefined | Promise<LoopExit | undefined> {
+export async function handleTurn(run: Run, response: ModelResponse): Promise<LoopExit | undefined> {
   const { state, emit } = run;
   const { textTools, requireDone } = run.settings;
   let outcome = classifyTurn(response);
@@ -41,18 +41,14 @@ export function handleTurn(run: Run, response: ModelResponse): LoopExit | undefi
     // A reply cut at max_tokens and continued is read whole: a `<tool_code>` block may span both.
     const whole = state.textPrefix + outcome.text;
     state.textPrefix = '';
-    return textToolTurn(run, whole).then((handled) =>
-      'exit' in handled ? handled.exit : afterOutcome(run, { kind: 'final', text: handled.answer }),
-    );
+    const handled = await textToolTurn(run, whole);
+    return 'exit' in handled ? handled.exit : afterOutcome(run, { kind: 'final', text: handled.answer });
   }
   return afterOutcome(run, outcome);
 }
 
-/**
- * The loop's next step for a classified turn: synchronous except where calls run, and there a promise
- * chain (docs/contributing.md, "The hot path").
- */
-function afterOutcome(run: Run, outcome: TurnOutcome): LoopExit | undefined | Promise<LoopExit | undefined> {
+/** The loop's next step for a classified turn. */
+async function afterOutcome(run: Run, outcome: TurnOutcome): Promise<LoopExit | undefined> {
   const { state, emit } = run;
   const { conversation } = state;
   const { requireDone, maxTokens, model } = run.settings;
@@ -65,10 +61,9 @@ function afterOutcome(run: Run, outcome: TurnOutcome): LoopExit | undefined | Pr
         });
       }
       state.textPrefix = '';
-      return runBoundedTurn(run, outcome.toolUses, ({ results, doneSummary }) => {
-        conversation.append({ role: 'user', content: results });
-        return doneSummary !== undefined ? finishTurn(run, doneSummary) : undefined;
-      });
+      const { results, doneSummary } = await runBoundedTurn(run, outcome.toolUses);
+      conversation.append({ role: 'user', content: results });
+      return doneSummary !== undefined ? finishTurn(run, doneSummary) : undefined;
     }
     case 'final': {
       // A model that cannot be forced to call a tool is asked again (calls/tool-choice.ts), a bounded number of times.
