@@ -3,7 +3,7 @@ import type { RunToolInput, RunToolOutput } from '../shared/activity-io';
 import { cutChars } from '../shared/bounds';
 import { INPUT_PREVIEW_CHARS } from '../shared/constants';
 import { describeToolCall } from '../shared/summaries';
-import { WorkspaceError } from '../tools/workspace';
+import { WorkspaceError } from '../safe-fs/workspace';
 import { outcomeUnknownMessage } from './outcome-unknown';
 import { shutdownFailure, stoppedByShutdown } from './shutdown';
 import type { ActivityEnv } from './environment';

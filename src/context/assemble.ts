@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { AssembleContextInput, AssembledContext, ContextSkill, ContextSourceKind } from '../shared/context-io';
 import type { ToolSpec } from '../shared/messages';
 import type { ToolRegistry } from '../tools/registry';
-import { realWorkspace } from '../tools/workspace';
+import { realWorkspace } from '../safe-fs/workspace';
 import { errorMessage } from '../tools/registry';
 import {
   environmentSection,

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { HOOK_EVENTS, MAX_HOOK_TIMEOUT_MS, type HookEventName } from '../shared/hooks-io';
 import { openRegularFile, withLocated } from '../safe-fs';
-import { isInside } from '../tools/workspace';
+import { isInside } from '../safe-fs/workspace';
 import { compileMatcher, matcherNames, type ToolMatcher } from './matcher';
 import type { HookSource } from './types';
 

@@ -7,8 +7,8 @@ import { mcpServersSchema, type McpServerConfig, type McpSource } from '../share
 const MAX_CONFIG_FILE_BYTES = 256 * 1024;
 /** The workspace's configuration, Claude Code's project file. */
 export const WORKSPACE_MCP_FILE = '.mcp.json';
-/** The worker-wide configuration file (the `mcpConfigFile` worker option overrides it). */
-export const MCP_CONFIG_ENV_VAR = 'DURABLE_AGENT_MCP_CONFIG';
+/** The worker-wide configuration file (the `mcpConfigFile` worker option overrides it); an operator's file. */
+export { MCP_CONFIG_ENV_VAR } from '../safe-fs/operator-files';
 
 export type ParsedServers =
   { ok: true; servers: Record<string, McpServerConfig>; warnings?: string[] } | { ok: false; error: string };

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { durableAgentCacheDir } from '../safe-fs/operator-files';
-import { isInside } from '../tools/workspace';
+import { isInside } from '../safe-fs/workspace';
 
 /**
  * Where an operator's stdio server starts, and what it may load from (docs/mcp.md, "Where operator

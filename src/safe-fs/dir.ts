@@ -1,7 +1,7 @@
 import { constants, existsSync, promises as fs, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
-import { isInside, WorkspaceError } from '../tools/workspace';
+import { isInside, WorkspaceError } from './workspace';
 
 /**
  * A directory held open by descriptor: the primitive every file tool's path walk is built from.

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, promises as fs, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
-import { WorkspaceError } from '../tools/workspace';
+import { WorkspaceError } from './workspace';
 import { errorCode, verifyInside } from './dir';
 import type { Located } from './locate';
 

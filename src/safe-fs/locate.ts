@@ -1,6 +1,6 @@
 import { promises as fs, type Stats } from 'node:fs';
 import * as path from 'node:path';
-import { isInside, realWorkspace, WorkspaceError } from '../tools/workspace';
+import { isInside, realWorkspace, WorkspaceError } from './workspace';
 import { errorCode, PinnedDir } from './dir';
 
 /** POSIX allows 40 symlink hops before ELOOP; links are followed by hand here, so the limit is ours. */

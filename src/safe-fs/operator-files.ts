@@ -1,8 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { temporalConfigFilePath } from '../client/config';
-import { MCP_CONFIG_ENV_VAR } from '../mcp/config';
-import { isInside, realpathAllowMissingSync } from '../tools/workspace';
+import { isInside, realpathAllowMissingSync } from './workspace';
 
 /**
  * The files a worker reads as its operator's (docs/file-safety.md, "The operator's files"): what they
@@ -14,6 +13,8 @@ import { isInside, realpathAllowMissingSync } from '../tools/workspace';
  */
 
 export const AGENTS_DIR_ENV_VAR = 'DURABLE_AGENT_AGENTS_DIR';
+/** The worker-wide MCP configuration file (docs/mcp.md): src/mcp reads it, and it is an operator's file. */
+export const MCP_CONFIG_ENV_VAR = 'DURABLE_AGENT_MCP_CONFIG';
 
 /** One of the operator's files or folders. */
 export interface OperatorPath {

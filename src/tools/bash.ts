@@ -21,7 +21,7 @@ import { limitsFromEnv, workerTmpfsBudget, type SandboxLimits, type TmpfsBudget 
 import { OutputCollector } from './output-collector';
 import { StreamingSpill } from './spill';
 import { holdWorkspace } from './held-workspace';
-import { realWorkspace } from './workspace';
+import { realWorkspace } from '../safe-fs/workspace';
 import { cutPrefix } from '../shared/well-formed';
 
 /** Default and maximum time a command may run, in milliseconds. The tool activity allows 11 min. */

@@ -7,7 +7,7 @@ import { runSearch, SEARCH_DEADLINE_MS, type GlobResult } from './search';
 import { GLOB_MAX_RESULTS, MAX_PATTERN_CHARS } from './search/limits';
 import { describeLocation, listedPath, QUOTED_PATHS_NOTE } from './text';
 import { comparePaths, DEFAULT_SKIPPED_NAMES } from './walk';
-import { realWorkspace, resolveInWorkspace, workspaceRelative } from './workspace';
+import { realWorkspace, resolveInWorkspace, workspaceRelative } from '../safe-fs/workspace';
 
 export { GLOB_MAX_RESULTS } from './search/limits';
 

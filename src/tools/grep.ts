@@ -7,7 +7,7 @@ import { FILE_TYPE_NAMES, fileTypeGlobs, unknownFileType } from './search/file-t
 import { GREP_MAX_LINE_CHARS, GREP_MULTILINE_MAX_FILE_BYTES, MAX_PATTERN_CHARS } from './search/limits';
 import { describeLocation, plural, truncateLine } from './text';
 import { comparePaths } from './walk';
-import { realWorkspace, resolveInWorkspace, workspaceRelative } from './workspace';
+import { realWorkspace, resolveInWorkspace, workspaceRelative } from '../safe-fs/workspace';
 
 export { GREP_MAX_LINE_CHARS } from './search/limits';
 

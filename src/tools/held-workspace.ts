@@ -1,6 +1,6 @@
 import { constants, promises as fs } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { realWorkspace, WorkspaceError } from './workspace';
+import { realWorkspace, WorkspaceError } from '../safe-fs/workspace';
 
 /**
  * The workspace a sandbox binds, held open by descriptor from the moment it was verified.

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { isInside, realpathAllowMissingSync } from './workspace';
+import { isInside, realpathAllowMissingSync } from '../safe-fs/workspace';
 
 /**
  * The workspace roots themselves (docs/file-safety.md, "Workspace roots"): where they are configured,

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseSwitch } from '../worker/settings';
 import { operatorFileRefusal, operatorPaths, spellings, type OperatorPath } from '../safe-fs/operator-files';
-import { isInside, pinWorkspace, WorkspaceError } from './workspace';
+import { isInside, pinWorkspace, WorkspaceError } from '../safe-fs/workspace';
 import { realOrSelf, rootProblem, rootsFromEnv, systemReason, WORKSPACE_ROOTS_ENV_VAR } from './workspace-root-dirs';
 
 export { createMissingRoots, rootProblem, rootsFromEnv, WORKSPACE_ROOTS_ENV_VAR } from './workspace-root-dirs';

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { runCommandHook } from '../../src/hooks';
 import { createBashTool, ToolRegistry } from '../../src/tools';
 import { detectSandbox, findBwrap } from '../../src/sandbox';
-import { pinWorkspace } from '../../src/tools/workspace';
+import { pinWorkspace } from '../../src/safe-fs/workspace';
 import { makeContext, makeTempDir } from '../tools/helpers';
 
 /**

@@ -8,7 +8,7 @@ import * as path from 'node:path';
  * read_file, write_file, edit_file and the spill writer do not use {@link resolveInWorkspace}: they
  * walk the path by descriptor (safe-fs/locate.ts), which a concurrent swap cannot redirect. glob and
  * grep resolve their starting folder here and their search thread re-checks every directory and file
- * it opens through its descriptor (search/tree.ts). The bash tool runs in the workspace inside the
+ * it opens through its descriptor (tools/search/tree.ts). The bash tool runs in the workspace inside the
  * bubblewrap sandbox, where the workspace and a private /tmp are the only writable places and the
  * worker's other files are not mounted (sandbox/bwrap.ts); only with DURABLE_AGENT_SANDBOX=off can
  * a shell reach anything the worker can.
