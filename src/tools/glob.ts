@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
-import { hasMagic } from './glob-pattern';
+import { hasMagic } from './search/glob-pattern';
 import { runSearch, SEARCH_DEADLINE_MS, type GlobResult } from './search';
 import { GLOB_MAX_RESULTS, MAX_PATTERN_CHARS } from './search/limits';
 import { describeLocation, listedPath, QUOTED_PATHS_NOTE } from './text';

@@ -40,7 +40,7 @@ export function createDefaultRegistry(options: BuiltinToolOptions = {}): ToolReg
 export { ToolRegistry } from './registry';
 export { defineTool } from './define-tool';
 export { resolveInWorkspace, realWorkspace, workspaceRelative, WorkspaceError } from '../safe-fs/workspace';
-export { globToRegExp } from './glob-pattern';
+export { globToRegExp } from './search/glob-pattern';
 export { createBashTool, BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, type BashToolOptions } from './bash';
 export { createReadFileTool } from './read-file';
 export { createDoneTool } from './done';

@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
 import * as path from 'node:path';
 import { createDefaultRegistry, globToRegExp } from '../../src/tools';
-import { compilePathFilter } from '../../src/tools/glob-pattern';
+import { compilePathFilter } from '../../src/tools/search/glob-pattern';
 import { GLOB_MAX_RESULTS } from '../../src/tools/glob';
 import { makeContext, makeTempDir, writeTree } from './helpers';
 

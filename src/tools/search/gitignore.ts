@@ -1,7 +1,7 @@
 import { closeSync, readSync } from 'node:fs';
 import * as path from 'node:path';
 import RE2 from 're2';
-import { globToSource } from '../glob-pattern';
+import { globToSource } from './glob-pattern';
 import {
   GITIGNORE_MAX_FILE_BYTES,
   GITIGNORE_MAX_LINE_CHARS,

@@ -1,6 +1,6 @@
 import { closeSync } from 'node:fs';
 import * as path from 'node:path';
-import { compilePathFilter, globToRegExp } from '../glob-pattern';
+import { compilePathFilter, globToRegExp } from './glob-pattern';
 import { DEFAULT_SKIPPED_NAMES } from '../walk';
 import { GREP_CHUNK_BYTES, GREP_MAX_FILE_HITS, GREP_MAX_NOTES, GREP_MULTILINE_MAX_FILE_BYTES } from './limits';
 import { IgnoreFilter } from './gitignore';

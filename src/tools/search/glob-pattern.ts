@@ -1,5 +1,5 @@
-import { compileRe2, PatternRefused } from './search/regex';
-import { MAX_PATTERN_CHARS } from './search/limits';
+import { compileRe2, PatternRefused } from './regex';
+import { MAX_PATTERN_CHARS } from './limits';
 
 /**
  * Glob patterns compiled to RE2 regular expressions (linear-time: `*a*a*a*a*a*a*a*a*a*a*a*a*b`
