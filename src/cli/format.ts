@@ -1,30 +1,15 @@
-import type { AgentRunResult, AgentRunState, RunEvent, Usage } from '../shared';
+import type { AgentRunResult, AgentRunState, RunEvent } from '../shared';
 import { DONE_TOOL_NAME, EVENT_ANSWER_CHARS, EVENT_TOOL_OUTPUT_CHARS, describeToolCall } from '../shared';
 import { CUT_INPUT_NOTE, formatApproval, inputLines, previewWasCut } from './approval-view';
 import { isLive, type RunStatusReport } from './run-status';
 import type { ServerRecord } from './server-record';
 import { visibleLine as one, visibleText as body } from './terminal-text';
-import { approvalOrigin, formatSubagentEvent, subagentStateLines } from './subagent-progress';
+import { approvalOrigin, formatSubagentEvent, subagentStateLines } from './subagent-lines';
+import { formatCost, formatUsage } from './usage-text';
+
+export { formatCost, formatUsage, totalInput } from './usage-text';
 
 const nf = new Intl.NumberFormat('en-US');
-
-export function formatCost(cost: number | null | undefined): string {
-  if (cost === null || cost === undefined) return 'cost unknown';
-  if (cost === 0) return '$0';
-  return cost < 0.01 ? `$${cost.toFixed(5)}` : `$${cost.toFixed(4)}`;
-}
-
-export function totalInput(usage: Usage): number {
-  return usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
-}
-
-export function formatUsage(usage: Usage): string {
-  const cache =
-    usage.cacheReadInputTokens || usage.cacheCreationInputTokens
-      ? ` (cache read ${nf.format(usage.cacheReadInputTokens)}, write ${nf.format(usage.cacheCreationInputTokens)})`
-      : '';
-  return `${nf.format(totalInput(usage))} in${cache} / ${nf.format(usage.outputTokens)} out tokens`;
-}
 
 /** The first non-blank line of `text`, cut to `max` characters, its controls visible. */
 function firstLine(text: string, max = 160): string {

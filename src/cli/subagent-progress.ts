@@ -1,6 +1,5 @@
 import type { EventsPage, RunEvent } from '../shared';
-import type { AgentRunState } from '../shared';
-import { formatCost, formatEvent, formatUsage } from './format';
+import { formatEvent } from './format';
 import { visibleLine as one } from './terminal-text';
 
 /**
@@ -16,36 +15,6 @@ export const MAX_FOLLOWED = 16;
 export const MAX_FOLLOW_DEPTH = 6;
 /** Query failures in a row after which a child is no longer followed. */
 const MAX_FAILURES = 3;
-
-type Started = Extract<RunEvent, { kind: 'subagent_started' }>;
-type Finished = Extract<RunEvent, { kind: 'subagent_finished' }>;
-
-/** The parent's own line for a subagent event. */
-export function formatSubagentEvent(event: Started | Finished): string {
-  if (event.kind === 'subagent_started') {
-    const what = event.description ? `: ${one(event.description)}` : '';
-    return `  ⇢ subagent ${one(event.agent ?? 'general-purpose')} started${what} (run ${one(event.workflowId)})`;
-  }
-  return (
-    `  ⇠ subagent ${one(event.workflowId)} ended ${one(event.exitReason)} · ${formatUsage(event.usage)} · ` +
-    formatCost(event.costUsd)
-  );
-}
-
-/** `status`: the subagents running now, and where a pending approval waits. */
-export function subagentStateLines(state: Pick<AgentRunState, 'subagents'>): string[] {
-  return (state.subagents ?? []).map(
-    (s) =>
-      `subagent    ${one(s.workflowId)} (${one(s.agent ?? 'general-purpose')})` +
-      `${s.description ? `: ${one(s.description)}` : ''} · task call ${one(s.toolUseId)}`,
-  );
-}
-
-export function approvalOrigin(approval: { subagent?: { workflowId: string; agent?: string } }): string {
-  const origin = approval.subagent;
-  if (!origin) return '';
-  return ` (in subagent ${one(origin.agent ?? 'general-purpose')}, run ${one(origin.workflowId)})`;
-}
 
 /** One child run's events, as a child prints them: one line each, the model's text by its first line. */
 function childLines(event: RunEvent, runId: string): string[] {
