@@ -1,20 +1,7 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import { builtinModules } from 'node:module';
-
-const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
-
-/**
- * Hot code imports a shared module itself (`../../shared/constants`, `../../shared/run/tools`), not the
- * `src/shared` or `src/shared/run` barrel: TypeScript compiles their re-exports to getters, one call per
- * access (docs/contributing.md, "The hot path").
- */
-const SHARED_BARREL = {
-  regex: '^\\.{1,2}/(\\.\\./)*shared(/run)?(/index)?(\\.[cm]?[jt]s)?/?$',
-  allowTypeImports: true,
-  message: "Import the shared module itself (e.g. '../../shared/constants'), not a barrel: its re-exports are getters.",
-};
+import { layers } from './eslint/layers.mjs';
 
 /**
  * Workflow code is evaluated once per workflow thread and shared by every run on it
@@ -61,6 +48,7 @@ export default tseslint.config(
       'bin/**',
       'scripts/*.mjs',
       'eslint.config.mjs',
+      'eslint/**',
       'jest.config.js',
     ],
   },
@@ -74,41 +62,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  {
-    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no worker-only packages.
-    files: ['src/workflows/**/*.ts', 'src/shared/**/*.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code cannot use Node built-ins.' })),
-          patterns: [
-            {
-              group: ['@anthropic-ai/*', '@temporalio/activity', '@temporalio/client', '@temporalio/worker'],
-              message: 'Worker-only package: not allowed in the workflow sandbox.',
-            },
-            {
-              group: [
-                '**/activities',
-                '**/activities/*',
-                '**/models',
-                '**/models/*',
-                '**/tools',
-                '**/tools/*',
-                '**/sandbox',
-                '**/sandbox/*',
-                '**/safe-fs',
-                '**/safe-fs/*',
-              ],
-              allowTypeImports: true,
-              message: 'Workflow code may import activities, models, tools, the sandbox and safe-fs only as types.',
-            },
-            SHARED_BARREL,
-          ],
-        },
-      ],
-    },
-  },
+  // Which folder may import which (docs/contributing.md, "Layers").
+  ...layers(import.meta.dirname),
   {
     files: ['src/workflows/**/*.ts', 'src/shared/**/*.ts'],
     rules: { 'no-restricted-syntax': ['error', ...NO_MODULE_STATE] },
@@ -136,10 +91,5 @@ export default tseslint.config(
       ),
     },
     rules: { '@typescript-eslint/no-floating-promises': 'off' },
-  },
-  {
-    // The activities are the worker's hot path too.
-    files: ['src/activities/**/*.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SHARED_BARREL] }] },
   },
 );
