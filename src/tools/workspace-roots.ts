@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, realpathSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseSwitch } from '../worker/settings';
+import { parseSwitch } from '../shared/switch';
 import { operatorFileRefusal, operatorPaths, spellings, type OperatorPath } from '../safe-fs/operator-files';
 import { isInside, pinWorkspace, WorkspaceError } from '../safe-fs/workspace';
 import { realOrSelf, rootProblem, rootsFromEnv, systemReason, WORKSPACE_ROOTS_ENV_VAR } from './workspace-root-dirs';

@@ -4,6 +4,7 @@
  * (docs/configuration.md). `src/worker` re-exports them.
  */
 import { CANCEL_WATCH_MS } from '../activities/cancel-watch';
+import { parseSwitch } from '../shared/switch';
 
 /** Running activities get this long to finish when a worker shuts down, unless configured otherwise. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
@@ -110,13 +111,7 @@ export function workerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSett
   };
 }
 
-/** `1`/`true`/`on`/`yes` or `0`/`false`/`off`/`no` (any case); unset or empty is off; anything else throws. */
-export function parseSwitch(name: string, raw: string | undefined): boolean {
-  const value = raw?.trim().toLowerCase() ?? '';
-  if (value === '' || /^(0|false|off|no)$/.test(value)) return false;
-  if (/^(1|true|on|yes)$/.test(value)) return true;
-  throw new Error(`${name} must be 1, true, on or yes (or 0, false, off, no), got '${raw}'`);
-}
+export { parseSwitch };
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 

@@ -21,8 +21,6 @@ const BEING_REMOVED: string[][] = [
   ['workflows/calls', 'workflows/run', 'workflows/subagents'],
   // The client and the CLI import each other (src/client/ and src/worker/ gather the loose files).
   ['(top)/client.ts', '(top)/worker.ts', 'cli', 'plugin'],
-  // tools/workspace-roots.ts reads a switch from worker-settings.ts, which imports the activities.
-  ['(top)/worker-settings.ts', 'activities', 'agents', 'context', 'hooks', 'mcp', 'tools'],
 ];
 
 function sourceFiles(dir: string): string[] {
