@@ -171,9 +171,9 @@ const PENDING = [
     why: 'Run builds its callers itself until it takes them as an argument (issue 40, item 3)',
   },
   {
-    files: ['src/client.ts', 'src/plugin/result-messages.ts'],
+    files: ['actions', 'build-view', 'live-hub', 'run-list', 'server'].map((name) => `src/inspector/${name}.ts`),
     spared: NOT_THE_CLI,
-    why: 'the client reads transcripts and errors from src/cli until they move to src/client (issue 40, item 3)',
+    why: "the inspector reuses the CLI's steering, listing and error messages (issue 42, the ui command)",
   },
 ];
 
