@@ -21,6 +21,7 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 /** The folders of src/ whose code runs in Node only (on the worker or in a client). */
 const NODE_ONLY = [
   'activities',
+  'admission',
   'agents',
   'checkpoints',
   'cli',
