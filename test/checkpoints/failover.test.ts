@@ -12,7 +12,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { eventsQuery, stateQuery, type AgentRunInput, type RunEvent } from '../../src/shared';
 import { message } from '../support/fake-anthropic';
+import { formatState } from '../../src/cli/format';
 import { linesOf, resultText, startAgentRun, toolResultsIn, waitUntil } from '../support/fault-helpers';
+import { waitForState } from '../support/run-helpers';
 import { useFaultSuite } from '../support/fault-suite';
 import {
   ACCESS_KEY,
@@ -131,5 +133,58 @@ function onMachine(own: string, at: string): string[] {
     expect(events.some((e) => e.kind === 'workspace_diverged')).toBe(false);
     const turns = events.filter((e) => e.kind === 'checkpoint').map((e) => (e as { turn: number }).turn);
     expect(turns).toEqual([0, 1, 2, 3, 5]);
+  });
+  test('a worker whose directory differs keeps it and says so: workspace_diverged, a status line, a note to the model', async () => {
+    const workspace = path.join(base, 'workspace');
+    const machineA = path.join(base, 'machine-a');
+    const machineB = path.join(base, 'machine-b');
+    for (const dir of [workspace, machineA, machineB]) await fs.mkdir(dir);
+    // Machine B holds someone else's copy: a stale file of the same name, and one the run never wrote.
+    await fs.writeFile(path.join(machineB, 'alpha.txt'), 'stale\n');
+    await fs.writeFile(path.join(machineB, 'notes.txt'), 'local notes\n');
+    const env = {
+      DURABLE_AGENT_CHECKPOINTS: 's3://failover/diverged',
+      AWS_ENDPOINT_URL: weed.endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: ACCESS_KEY,
+      AWS_SECRET_ACCESS_KEY: SECRET_KEY,
+    };
+    const tool = (id: string, name: string, input: unknown) => ({ type: 'tool_use', id, name, input });
+    suite.fake.enqueue(
+      message([tool('toolu_1', 'write_file', { path: 'alpha.txt', content: 'alpha\n' })]),
+      message([tool('toolu_2', 'read_file', { path: 'alpha.txt' })], { pings: 60, eventDelayMs: 200 }),
+      message([tool('toolu_2', 'read_file', { path: 'alpha.txt' })]),
+      message('Noted.'),
+    );
+    const input: AgentRunInput = {
+      prompt: 'write a file',
+      model: 'claude-sonnet-5-5',
+      workspace,
+      session: true,
+      timeouts: { modelHeartbeatSeconds: 2, toolHeartbeatSeconds: 2 },
+    };
+    const first = suite.fleet.start(env, 'machine-a', onMachine(machineA, workspace));
+    await first.ready(60_000);
+    const handle = await startAgentRun(suite.env.client, suite.taskQueue, input);
+    await waitUntil(() => suite.fake.requests.length >= 2, 'the second model call', 90_000);
+    first.kill('SIGKILL');
+    await first.exited;
+    const second = suite.fleet.start(env, 'machine-b', onMachine(machineB, workspace));
+    await second.ready(60_000);
+    const state = await waitForState(handle, (s) => s.status === 'awaiting_input', 120_000);
+    // Kept as it was: the stale file is still there; the model was told, and so is the operator.
+    expect(await fs.readFile(path.join(machineB, 'alpha.txt'), 'utf8')).toBe('stale\n');
+    const read = toolResultsIn(suite.fake.requests.at(-1)).find((b) => b.tool_use_id === 'toolu_2');
+    expect(resultText(read)).toContain('stale');
+    expect(resultText(read)).toContain('[workspace]');
+    expect(state.workspaceDiverged).toEqual({ paths: ['alpha.txt', 'notes.txt'], count: 2 });
+    expect(formatState('run', state)).toMatch(
+      /workspace {3}differs from the last checkpoint in 2 paths \(alpha\.txt, notes\.txt\)/,
+    );
+    const { events } = await handle.query(eventsQuery, { after: 0 });
+    expect(events).toContainEqual(
+      expect.objectContaining({ kind: 'workspace_diverged', paths: ['alpha.txt', 'notes.txt'], count: 2 }),
+    );
+    await handle.terminate('test over');
   });
 });
