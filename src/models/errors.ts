@@ -28,8 +28,13 @@ import {
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { ErrorTypes } from '../shared/constants';
 import { boundedMessage } from './error-body';
-
-type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];
+import {
+  classifyStatus,
+  classifyStreamError,
+  STATUS_CLASSES,
+  type Classification,
+  type ErrorType,
+} from './error-classes';
 
 /** Plain-JSON facts about a failed call, attached as the failure's single detail. */
 export interface ModelErrorDetails {
@@ -50,38 +55,11 @@ export interface ModelErrorDetails {
  */
 export const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
 
-interface Classification {
-  type: ErrorType;
-  retryable: boolean;
-}
-
-const STATUS_CLASSES: Record<number, Classification> = {
-  400: { type: ErrorTypes.BadRequest, retryable: false },
-  401: { type: ErrorTypes.Authentication, retryable: false },
-  402: { type: ErrorTypes.BillingLimit, retryable: false },
-  403: { type: ErrorTypes.PermissionDenied, retryable: false },
-  404: { type: ErrorTypes.NotFound, retryable: false },
-  408: { type: ErrorTypes.Timeout, retryable: true },
-  // A conflict is a server-side lock timeout: the SDK retries it, so do we. ErrorTypes has no Conflict.
-  409: { type: ErrorTypes.ServerError, retryable: true },
-  413: { type: ErrorTypes.RequestTooLarge, retryable: false },
-  422: { type: ErrorTypes.Unprocessable, retryable: false },
-  429: { type: ErrorTypes.RateLimited, retryable: true },
-  529: { type: ErrorTypes.Overloaded, retryable: true },
-};
-
-/** Mid-stream errors carry no status, only the body's `error.type`. */
-const API_ERROR_TYPE_CLASSES: Record<string, Classification> = {
-  invalid_request_error: STATUS_CLASSES[400]!,
-  authentication_error: STATUS_CLASSES[401]!,
+/** Anthropic's stream error types beyond the shared ones (error-classes.ts). */
+const ANTHROPIC_STREAM_CLASSES: Record<string, Classification> = {
   billing_error: STATUS_CLASSES[402]!,
-  permission_error: STATUS_CLASSES[403]!,
-  not_found_error: STATUS_CLASSES[404]!,
   request_too_large: STATUS_CLASSES[413]!,
-  rate_limit_error: STATUS_CLASSES[429]!,
   timeout_error: { type: ErrorTypes.Timeout, retryable: true },
-  api_error: { type: ErrorTypes.ServerError, retryable: true },
-  overloaded_error: STATUS_CLASSES[529]!,
 };
 
 const SPEND_LIMIT_CODES = new Set(['contract_spend_limit_reached', 'enforced_spend_limit_reached']);
@@ -165,15 +143,7 @@ function classifyApiError(err: APIError): ApplicationFailure {
   const retryAfterMs = retryDelayFromHeaders(headers) ?? null;
 
   let cls: Classification;
-  if (status === null) {
-    cls = (apiErrorType && API_ERROR_TYPE_CLASSES[apiErrorType]) || { type: ErrorTypes.Unknown, retryable: true };
-  } else {
-    cls =
-      STATUS_CLASSES[status] ??
-      (status >= 500
-        ? { type: ErrorTypes.ServerError, retryable: true }
-        : { type: ErrorTypes.Unknown, retryable: true });
-  }
+  cls = status === null ? classifyStreamError(ANTHROPIC_STREAM_CLASSES, apiErrorType) : classifyStatus(status);
   if (apiErrorType === 'billing_error' || (status === 429 && isSpendLimit(errorCode, apiMessage))) {
     cls = { type: ErrorTypes.BillingLimit, retryable: false };
   }

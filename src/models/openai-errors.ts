@@ -14,47 +14,25 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ErrorTypes } from '../shared/constants';
 import { boundedMessage } from './error-body';
+import {
+  classifyStatus,
+  classifyStreamError,
+  STATUS_CLASSES,
+  type Classification,
+  type ErrorType,
+} from './error-classes';
 import { cancellationFailure, retryDelayFromHeaders, type ModelErrorDetails } from './errors';
-
-type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];
-
-interface Classification {
-  type: ErrorType;
-  retryable: boolean;
-}
 
 const c = (type: ErrorType, retryable: boolean): Classification => ({ type, retryable });
 
-/** docs/failure-semantics.md's status table (the same as `errors.ts` applies to Anthropic). */
-const STATUS_CLASSES: Record<number, Classification> = {
-  400: c(ErrorTypes.BadRequest, false),
-  401: c(ErrorTypes.Authentication, false),
-  402: c(ErrorTypes.BillingLimit, false),
-  403: c(ErrorTypes.PermissionDenied, false),
-  404: c(ErrorTypes.NotFound, false),
-  408: c(ErrorTypes.Timeout, true),
-  409: c(ErrorTypes.ServerError, true),
-  413: c(ErrorTypes.RequestTooLarge, false),
-  422: c(ErrorTypes.Unprocessable, false),
-  429: c(ErrorTypes.RateLimited, true),
-  529: c(ErrorTypes.Overloaded, true),
-};
-
-/** Errors inside a stream carry no status, only a `type` or `code`. */
-const STREAM_ERROR_CLASSES: Record<string, Classification> = {
-  invalid_request_error: STATUS_CLASSES[400]!,
-  authentication_error: STATUS_CLASSES[401]!,
+/** OpenAI's stream error types and codes beyond the shared ones (error-classes.ts). */
+const OPENAI_STREAM_CLASSES: Record<string, Classification> = {
   insufficient_quota: STATUS_CLASSES[402]!,
-  permission_error: STATUS_CLASSES[403]!,
-  not_found_error: STATUS_CLASSES[404]!,
-  rate_limit_error: STATUS_CLASSES[429]!,
   rate_limit_exceeded: STATUS_CLASSES[429]!,
   tokens: STATUS_CLASSES[429]!,
   requests: STATUS_CLASSES[429]!,
   timeout: c(ErrorTypes.Timeout, true),
   server_error: c(ErrorTypes.ServerError, true),
-  api_error: c(ErrorTypes.ServerError, true),
-  overloaded_error: STATUS_CLASSES[529]!,
 };
 
 const PROVIDER = 'OpenAI-compatible API';
@@ -89,12 +67,7 @@ function classifyApiError(err: APIError): ApplicationFailure {
   const retryAfterMs = retryDelayFromHeaders(headers) ?? null;
 
   let cls: Classification;
-  if (status === null) {
-    cls =
-      STREAM_ERROR_CLASSES[apiErrorType ?? ''] ?? STREAM_ERROR_CLASSES[errorCode ?? ''] ?? c(ErrorTypes.Unknown, true);
-  } else {
-    cls = STATUS_CLASSES[status] ?? (status >= 500 ? c(ErrorTypes.ServerError, true) : c(ErrorTypes.Unknown, true));
-  }
+  cls = status === null ? classifyStreamError(OPENAI_STREAM_CLASSES, apiErrorType, errorCode) : classifyStatus(status);
   if (errorCode === 'insufficient_quota' || apiErrorType === 'insufficient_quota') {
     cls = c(ErrorTypes.BillingLimit, false);
   }
