@@ -4,7 +4,7 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { baseActivityName } from '../shared/activity-names';
-import { decodeEvent, firstRunId, historyPage } from '../client/transcript/history';
+import { decodeEvent, firstRunId, historyPage, type HistoryRecord } from '../client/transcript/history';
 import { TranscriptBuilder, type Transcript } from '../client/transcript/rebuild';
 import { ChildRecords, matchChildren } from '../client/transcript/subagents';
 import type { CallTiming, TurnCheckpoint } from './run-view';
@@ -17,6 +17,7 @@ import type { CallTiming, TurnCheckpoint } from './run-view';
 
 const EventType = temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+type HistoryPage = temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryResponse;
 
 const MODEL_CALLS = new Set(['callModel', 'firstModelCall']);
 const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
@@ -71,10 +72,15 @@ export async function readRunRecord(client: Client, workflowId: string): Promise
   while (runId && !seen.has(runId) && seen.size < MAX_EXECUTIONS) {
     seen.add(runId);
     const reader = new ExecutionReader(client, runId, record);
-    let token: Uint8Array | undefined;
     let next: string | undefined;
-    do {
-      const page = await historyPage(client, workflowId, runId, token);
+    const current: string = runId;
+    let fetching: Promise<HistoryPage> | undefined = historyPage(client, workflowId, current);
+    while (fetching) {
+      const page: HistoryPage = await fetching;
+      const token: Uint8Array | undefined =
+        page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
+      // The next page travels while this one is decoded.
+      fetching = token ? historyPage(client, workflowId, current, token) : undefined;
       for (const event of page.history?.events ?? []) {
         const decoded = await decodeEvent(client, runId, event, reader.scheduledTypes);
         if (decoded?.kind === 'continued_as_new') next = decoded.newRunId || undefined;
@@ -82,10 +88,9 @@ export async function readRunRecord(client: Client, workflowId: string): Promise
           builder.add(decoded);
           children.add(decoded);
         }
-        await reader.add(event, decoded && 'result' in decoded ? decoded.result : undefined);
+        await reader.add(event, decoded);
       }
-      token = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
-    } while (token);
+    }
     runId = next;
   }
   const transcript = builder.transcript;
@@ -103,7 +108,9 @@ class ExecutionReader {
     private readonly out: Omit<RunRecord, 'transcript' | 'subagents'>,
   ) {}
 
-  async add(event: HistoryEvent, result: unknown): Promise<void> {
+  /** `decoded`: what `decodeEvent` made of the event (its payloads decoded once, here reused). */
+  async add(event: HistoryEvent, decoded: HistoryRecord | undefined): Promise<void> {
+    const result = decoded && 'result' in decoded ? decoded.result : undefined;
     const id = String(event.eventId ?? '');
     const at = optionalTsToMs(event.eventTime) ?? 0;
     switch (event.eventType) {
@@ -111,7 +118,14 @@ class ExecutionReader {
         const a = event.activityTaskScheduledEventAttributes;
         const type = baseActivityName(a?.activityType?.name ?? '');
         if (!MODEL_CALLS.has(type) && type !== 'runTool') return;
-        const input = asObject(await this.decode(a?.input?.payloads));
+        // A model call's input was decoded for the transcript already; a tool call's is decoded here.
+        const input = asObject(
+          decoded?.kind === 'activity_scheduled' && decoded.input !== undefined
+            ? decoded.input
+            : type === 'runTool'
+              ? await this.decode(a?.input?.payloads)
+              : undefined,
+        );
         this.scheduled.set(id, {
           type,
           ...(typeof input?.['model'] === 'string' ? { model: input['model'] } : {}),
