@@ -155,15 +155,13 @@ export class ModelCalls {
   }
 
   /** One iteration's model call; the answer goes to {@link noteRoute}. */
-  async call(iteration: number): Promise<CallModelOutput> {
+  call(iteration: number): Promise<CallModelOutput> {
     const s = this.settings;
-    const response = await this.withConversation((conversation, options) =>
+    return this.withConversation((conversation, options) =>
       this.activities.callModel.executeWithOptions({ summary: modelCallSummary(s.model, iteration), ...options }, [
         this.callInput(conversation),
       ]),
     );
-    this.reportWait(response);
-    return response;
   }
 
   /** The answer said the call waited for its key's rate budget first: a `rate_limited` event before it is handled. */
@@ -196,8 +194,12 @@ export class ModelCalls {
       : { ...this.request(conversation, true), toolChoice: this.toolChoiceFor() };
   }
 
-  /** The worker that answered holds the conversation now: a pinned run's next calls go to its queue. */
-  noteRoute(response: CallModelOutput): void {
+  /**
+   * An iteration's answer, before it is handled: a wait for the key's rate budget is reported, and the
+   * worker that answered holds the conversation now (a pinned run's next calls go to its queue).
+   */
+  noteAnswer(response: CallModelOutput): void {
+    this.reportWait(response);
     if (response.workerQueue) this.route.workerQueue = response.workerQueue;
   }
 
@@ -263,9 +265,16 @@ export class ModelCalls {
   }
 
   /** {@link onWorker} for a model call: its retry policy kept, the fallback on the shared queue with the conversation whole. */
-  private async onWorkerCall<T>(call: (options: Options) => Promise<T>, fallback: () => Promise<T>): Promise<T> {
+  private onWorkerCall<T>(call: (options: Options) => Promise<T>, fallback: () => Promise<T>): Promise<T> {
     const queue = this.route.callsPinned ? this.workerQueue : undefined;
-    if (!queue) return call({});
+    return queue ? this.onPinnedWorker(queue, call, fallback) : call({});
+  }
+
+  private async onPinnedWorker<T>(
+    queue: string,
+    call: (options: Options) => Promise<T>,
+    fallback: () => Promise<T>,
+  ): Promise<T> {
     try {
       return await call(placement(queue, false));
     } catch (err) {

@@ -8,11 +8,11 @@ import { AnswerCheck } from '../calls/answer-check';
 import { Hooks } from '../calls/hooks';
 import { McpTools } from '../calls/mcp-tools';
 import { ModelCalls } from '../calls/model-calls';
-import { describeContext } from '../calls/prepare-run';
 import { ToolCalls } from '../calls/tool-calls';
 import { ToolChoicePolicy } from '../calls/tool-choice';
 import { joinTree, subagentPlan, type SubagentPlan, type SubagentTree, type TreeBudget } from '../subagents';
 import { Approvals } from './approvals';
+import { describeContext } from './context-line';
 import { RunCheckpoints } from './checkpoints';
 import { RunState } from './run-state';
 import { settingsOf, validatedInput, workerToolNames, type ParsedInput, type RunSettings } from './settings';
@@ -82,7 +82,7 @@ export class Run {
       maxBudgetUsd: input.maxBudgetUsd,
       pendingApprovals: () => this.approvals.list(),
       warning: () => this.sandboxWarning,
-      context: () => describeContext(state.context, this.mcp),
+      context: () => (state.context ? describeContext(state.context, this.mcp.describe()) : undefined),
     });
     const emit = (this.emit = state.events.emit.bind(state.events));
     this.checkpoints = new RunCheckpoints(input.resume?.checkpoints, emit);

@@ -105,10 +105,10 @@ const modelCall: BoundaryStep = {
 const turn: BoundaryStep = {
   name: 'turn',
   due: (run) => run.pendingTurn !== undefined,
-  async run(run) {
+  run(run) {
     const response = run.pendingTurn!;
     run.pendingTurn = undefined;
-    return (await handleTurn(run, response)) ?? 'go_on';
+    return handleTurn(run, response);
   },
 };
 

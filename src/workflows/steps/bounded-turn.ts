@@ -11,13 +11,20 @@ import { runToolTurn } from './tool-turn';
  * by the model activity for that reason): each of those gets an `is_error` result naming the
  * bound, in its place among the results.
  */
-export async function runBoundedTurn(run: Run, toolUses: ToolUseBlock[]): Promise<TurnResults> {
+export function runBoundedTurn(run: Run, toolUses: ToolUseBlock[]): Promise<TurnResults> {
   const refused = new Map<ToolUseBlock, string>();
   for (const t of toolUses) {
     const why = unrunnableInput(t.input);
     if (why !== undefined) refused.set(t, why);
   }
-  if (refused.size === 0) return runToolTurn(run, toolUses);
+  return refused.size === 0 ? runToolTurn(run, toolUses) : runWithRefused(run, toolUses, refused);
+}
+
+async function runWithRefused(
+  run: Run,
+  toolUses: ToolUseBlock[],
+  refused: ReadonlyMap<ToolUseBlock, string>,
+): Promise<TurnResults> {
   run.emit({
     kind: 'notice',
     message: `${refused.size} tool call(s) not run: input nested deeper than ${MAX_MODEL_VALUE_DEPTH} levels`,

@@ -1,9 +1,12 @@
 import { condition, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
-import type { AgentRunInput } from '../../shared/run';
-import type { agentWorkflow } from '../agent-workflow';
+import type { AgentRunInput } from '../../shared/run/input';
+import type { AgentRunResult } from '../../shared/run/result';
 import { inputSettled } from '../sdk/input-order';
 import type { Run } from '../run/run';
 import { CONTINUED_STATUS } from '../run/status';
+
+/** The agent's workflow function's type (agent-workflow.ts), written here so steps do not import the workflow. */
+type AgentWorkflow = (input: AgentRunInput) => Promise<AgentRunResult>;
 
 /**
  * Temporal suggests a hand-over: the history grew large, or a newer Worker Deployment Version became
@@ -47,7 +50,7 @@ export async function handOver(run: Run, waiting?: { idleDeadline: number }): Pr
   const carried = run.snapshot(waiting);
   // This execution stops here: its attributes say `continued`; the next one starts `running`.
   board.index(CONTINUED_STATUS);
-  const next = makeContinueAsNewFunc<typeof agentWorkflow>({
+  const next = makeContinueAsNewFunc<AgentWorkflow>({
     typedSearchAttributes: board.continuationAttributes(waiting ? 'awaiting_input' : 'running'),
     // Every hand-over is an upgrade point: the next execution starts on the deployment's current
     // version (pinned there in turn), reading only the carried input (docs/upgrading.md).

@@ -76,7 +76,7 @@ function callFailed(run: Run, err: unknown): LoopExit {
 function answered(run: Run, response: CallModelOutput): 'go_on' {
   const { state, emit } = run;
   const { conversation } = state;
-  run.modelCalls.noteRoute(response);
+  run.modelCalls.noteAnswer(response);
   run.calledModel = true;
   state.iteration += 1;
   state.turnIterations += 1;

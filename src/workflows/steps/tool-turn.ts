@@ -120,21 +120,23 @@ function runToolNames(run: Run): string[] {
 }
 
 /** One call, from its checks to its result. */
-async function runOne(run: Run, toolUse: ToolUseBlock): Promise<ToolResultBlock> {
+function runOne(run: Run, toolUse: ToolUseBlock): Promise<ToolResultBlock> {
   const { mcp, hooks, settings } = run;
   // No tool has a name this long: refuse before it reaches state, queries or activity inputs.
   if (typeof toolUse.name !== 'string' || toolUse.name.length > MAX_TOOL_NAME_CHARS) {
-    return refuse(run, toolUse, `Error: Tool '${cutChars(String(toolUse.name), 60)}' not found.`);
+    return Promise.resolve(refuse(run, toolUse, `Error: Tool '${cutChars(String(toolUse.name), 60)}' not found.`));
   }
   if (toolUse.name === TASK_TOOL_NAME && run.tree) {
     // The hooks and approvals that stand before every tool call stand before a subagent too.
     return run.tree.run(toolUse, { hooks, approve: (call) => askApproval(run, call) });
   }
   const refused = refusal(run, toolUse.name);
-  if (refused !== undefined) return refuse(run, toolUse, refused);
+  if (refused !== undefined) return Promise.resolve(refuse(run, toolUse, refused));
   const permission = settings.permissionFor(toolUse.name, mcp.sideEffect(toolUse.name));
   if (permission === 'deny') {
-    return refuse(run, toolUse, `Error: the operator's policy does not allow tool '${toolUse.name}' in this run.`);
+    return Promise.resolve(
+      refuse(run, toolUse, `Error: the operator's policy does not allow tool '${toolUse.name}' in this run.`),
+    );
   }
   if (hooks.has('PreToolUse') || permission === 'ask') return runGated(run, toolUse, permission);
   return callTool(run, toolUse, toolUse, runAsAsked(toolUse));
@@ -161,7 +163,11 @@ async function runGated(run: Run, toolUse: ToolUseBlock, permission: Permission)
   return callTool(run, toolUse, call, pre);
 }
 
-/** Runs the call as an activity; its result (or failure) goes on to {@link finishCall}. */
+/**
+ * Runs the call as an activity, then the PostToolUse (or PostToolUseFailure) hooks when the run has
+ * them. From the activity's result to the hooks' command is one `await` on every path, so the calls of
+ * one turn issue their commands in the same order as they did as promise chains.
+ */
 async function callTool(
   run: Run,
   toolUse: ToolUseBlock,
@@ -171,34 +177,31 @@ async function callTool(
   const { mcp, state } = run;
   state.activeTools.set(toolUse.id, toolUse.name);
   run.emit({ kind: 'tool_call_started', toolUseId: toolUse.id, name: toolUse.name, input: call.input });
-  let result: Awaited<ReturnType<Run['toolCalls']['execute']>>;
+  let result: Awaited<ReturnType<Run['toolCalls']['execute']>> | undefined;
+  let failure: unknown;
   try {
     result = await run.toolCalls.execute(call, mcp.callRef(call.name));
   } catch (err) {
-    state.activeTools.delete(toolUse.id);
-    if (stopping(err)) throw err;
-    // Retries exhausted (timeouts, lost workers): the model learns the call failed and decides.
-    return finishCall(run, toolUse, call, pre, `Error: tool '${toolUse.name}' failed: ${failureMessage(err)}`, true);
+    failure = err;
   }
   state.activeTools.delete(toolUse.id);
-  if (result.mcpToolsChanged) mcp.markChanged(toolUse.name);
-  run.checkpoints.take(result);
-  state.conversation.markToolResultCached(toolUse.id);
-  return finishCall(run, toolUse, call, pre, result.content, result.isError);
-}
-
-/** The call's result block, after the PostToolUse (or PostToolUseFailure) hooks when the run has them. */
-async function finishCall(
-  run: Run,
-  toolUse: ToolUseBlock,
-  call: ToolUseBlock,
-  pre: PreToolDecision,
-  content: string,
-  isError: boolean,
-): Promise<ToolResultBlock> {
+  let content: string;
+  let isError: boolean;
+  if (result) {
+    if (result.mcpToolsChanged) mcp.markChanged(toolUse.name);
+    run.checkpoints.take(result);
+    state.conversation.markToolResultCached(toolUse.id);
+    ({ content, isError } = result);
+  } else {
+    if (stopping(failure)) throw failure;
+    // Retries exhausted (timeouts, lost workers): the model learns the call failed and decides.
+    content = `Error: tool '${toolUse.name}' failed: ${failureMessage(failure)}`;
+    isError = true;
+  }
   const notes = pre.kind === 'run' && pre.context ? [`[hook context] ${pre.context}`] : [];
-  if (run.hooks.has(postToolEvent(isError)))
+  if (run.hooks.has(postToolEvent(isError))) {
     notes.push(...(await run.hooks.afterTool(toolUse, call.input, content, isError)));
+  }
   return resultBlock(run, toolUse, content, isError, notes);
 }
 

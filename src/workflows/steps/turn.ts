@@ -1,6 +1,6 @@
 import { toolResultBlock } from '../../shared/conversation';
 import { thinkingOf, textOf, type ModelResponse } from '../../shared/messages';
-import { LoopExit } from '../run/loop-exit';
+import { LoopExit, type Next } from '../run/loop-exit';
 import type { Run } from '../run/run';
 import { runBoundedTurn } from './bounded-turn';
 import { finishTurn } from './finish';
@@ -20,7 +20,7 @@ import {
  * a paused turn, compact after the context window filled. The turn is already in the conversation;
  * an exit ends the loop.
  */
-export async function handleTurn(run: Run, response: ModelResponse): Promise<LoopExit | undefined> {
+export function handleTurn(run: Run, response: ModelResponse): Promise<Next> {
   const { state, emit } = run;
   const { textTools, requireDone } = run.settings;
   let outcome = classifyTurn(response);
@@ -41,14 +41,18 @@ export async function handleTurn(run: Run, response: ModelResponse): Promise<Loo
     // A reply cut at max_tokens and continued is read whole: a `<tool_code>` block may span both.
     const whole = state.textPrefix + outcome.text;
     state.textPrefix = '';
-    const handled = await textToolTurn(run, whole);
-    return 'exit' in handled ? handled.exit : afterOutcome(run, { kind: 'final', text: handled.answer });
+    return textTurn(run, whole);
   }
   return afterOutcome(run, outcome);
 }
 
+async function textTurn(run: Run, text: string): Promise<Next> {
+  const handled = await textToolTurn(run, text);
+  return 'exit' in handled ? (handled.exit ?? 'go_on') : afterOutcome(run, { kind: 'final', text: handled.answer });
+}
+
 /** The loop's next step for a classified turn. */
-async function afterOutcome(run: Run, outcome: TurnOutcome): Promise<LoopExit | undefined> {
+async function afterOutcome(run: Run, outcome: TurnOutcome): Promise<Next> {
   const { state, emit } = run;
   const { conversation } = state;
   const { requireDone, maxTokens, model } = run.settings;
@@ -63,7 +67,7 @@ async function afterOutcome(run: Run, outcome: TurnOutcome): Promise<LoopExit | 
       state.textPrefix = '';
       const { results, doneSummary } = await runBoundedTurn(run, outcome.toolUses);
       conversation.append({ role: 'user', content: results });
-      return doneSummary !== undefined ? finishTurn(run, doneSummary) : undefined;
+      return doneSummary !== undefined ? ((await finishTurn(run, doneSummary)) ?? 'go_on') : 'go_on';
     }
     case 'final': {
       // A model that cannot be forced to call a tool is asked again (calls/tool-choice.ts), a bounded number of times.
@@ -71,15 +75,15 @@ async function afterOutcome(run: Run, outcome: TurnOutcome): Promise<LoopExit | 
       if (again !== undefined) {
         conversation.append({ role: 'user', content: again });
         emit({ kind: 'notice', message: 'answered without the tool call toolChoice requires; asking again' });
-        return undefined;
+        return 'go_on';
       }
       if (requireDone) {
         // done-tool mode: only the done tool ends the run; a text-only reply gets a nudge.
         conversation.append({ role: 'user', content: DONE_TOOL_NUDGE });
         emit({ kind: 'notice', message: 'answered without calling done; nudging the model to continue' });
-        return undefined;
+        return 'go_on';
       }
-      return finishTurn(run, state.completeText(outcome.text));
+      return (await finishTurn(run, state.completeText(outcome.text))) ?? 'go_on';
     }
     case 'refused':
       return new LoopExit('refused', outcome.text);
@@ -93,10 +97,10 @@ async function afterOutcome(run: Run, outcome: TurnOutcome): Promise<LoopExit | 
             : CONTINUE_AFTER_MAX_TOKENS,
       });
       emit({ kind: 'notice', message: `response reached max_tokens (${maxTokens}); asking the model to continue` });
-      return undefined;
+      return 'go_on';
     case 'paused':
       // The assistant turn is last in the conversation; the next call lets the model resume it.
-      return undefined;
+      return 'go_on';
     case 'context_exceeded':
       // Compact and go on, unless compacting just happened and the conversation still does not fit.
       if (state.compactions > 0 && conversation.length <= 2) {
@@ -108,7 +112,7 @@ async function afterOutcome(run: Run, outcome: TurnOutcome): Promise<LoopExit | 
       // The partial turn stays; the compaction call summarizes it with the rest.
       state.needsCompaction = true;
       emit({ kind: 'notice', message: `the conversation reached the context window of ${model}; compacting` });
-      return undefined;
+      return 'go_on';
     default: {
       const unhandled: never = outcome;
       throw new Error(`unhandled turn outcome ${JSON.stringify(unhandled)}`);
