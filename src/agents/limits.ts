@@ -13,8 +13,7 @@ export const MAX_AGENTS = 64;
 /** All agents' prompts together, in UTF-8 bytes (the result is recorded in history). */
 export const MAX_AGENT_PROMPTS_TOTAL_BYTES = 256 * 1024;
 /** Claude Code's limits: a name of lowercase letters, digits and hyphens; a one-line description. */
-export const MAX_AGENT_NAME_CHARS = 64;
-export const MAX_AGENT_DESCRIPTION_CHARS = 1024;
+export { MAX_AGENT_DESCRIPTION_CHARS, MAX_AGENT_NAME_CHARS } from '../shared/subagents';
 /** Tools one agent may list, and the length of a tool name. */
 export const MAX_AGENT_TOOLS = 64;
 export const MAX_AGENT_TOOL_NAME_CHARS = 128;

@@ -66,7 +66,7 @@ export const MAX_SUBAGENT_DEPTH_LIMIT = 5;
 /** Named agents a run's input may define, and the bounds of each (the whole input stays within its 256 KiB). */
 export const MAX_INPUT_AGENTS = 32;
 export const MAX_AGENT_NAME_CHARS = 64;
-export const MAX_AGENT_DESCRIPTION_CHARS = 1_000;
+export const MAX_AGENT_DESCRIPTION_CHARS = 1_024;
 export const MAX_AGENT_PROMPT_BYTES = 32 * 1024;
 /** A subagent's answer as its parent's tool result: longer answers are cut (the child's own result keeps it whole). */
 export const MAX_TASK_RESULT_BYTES = 30_000;
