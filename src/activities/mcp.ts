@@ -5,6 +5,7 @@ import type { CallModelInput, PrepareRunInput, PrepareRunOutput } from '../share
 import type { ToolSpec } from '../shared/messages';
 import type { ListMcpToolsInput as ListInput, ListMcpToolsOutput as ListOutput } from '../shared/mcp';
 import type { McpRuntime } from '../mcp';
+import { ErrorTypes } from '../shared/constants';
 
 /** Tool lists kept per worker (by hash), so model calls send them only with full loads and after a change. */
 const MAX_KEPT_LISTS = 64;
@@ -56,7 +57,7 @@ export function createMcpActivities(runtime: McpRuntime, defaultWorkspace: () =>
       if (hashString(JSON.stringify(input.mcpTools)) !== input.mcpToolsHash) {
         throw ApplicationFailure.nonRetryable(
           'the MCP tool definitions do not match their hash',
-          'DurableAgent.McpToolsMismatch',
+          ErrorTypes.McpToolsMismatch,
         );
       }
       kept.delete(input.mcpToolsHash);

@@ -11,6 +11,7 @@ import { readLiveSnapshot } from './live-snapshot';
 import { RunEndedError } from './errors';
 import type { agentWorkflow } from '../workflows';
 import type { AgentHandle } from './handle';
+import { ErrorTypes } from '../shared/constants';
 
 export { RunEndedError, type EndedWithoutResult } from './errors';
 export type { AgentHandle } from './handle';
@@ -138,7 +139,7 @@ export const interruptRun = (handle: AgentHandle, reason?: string): Promise<void
   handle.signal(interruptSignal, reason !== undefined ? { reason } : {});
 
 /** The failure type a run whose agent ended `failed` fails with; its details[0] is the run's `AgentRunResult`. */
-export const RUN_FAILED_TYPE = 'DurableAgent.RunFailed';
+export const RUN_FAILED_TYPE = ErrorTypes.RunFailed;
 
 /** How a closed run ended when it left no `AgentRunResult`: Temporal ended it, or its input was refused. */
 function looksLikeResult(value: unknown): value is AgentRunResult {

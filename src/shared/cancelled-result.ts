@@ -1,3 +1,4 @@
+import { ErrorTypes } from './constants';
 /**
  * A run cancelled from Temporal (`temporal workflow cancel`) ends Canceled, and Temporal's cancel
  * carries no details from a TypeScript workflow. So the run writes its `AgentRunResult` (exit reason
@@ -13,4 +14,4 @@ export const CANCELLED_RESULT_MEMO = 'durableAgentResult';
 export const MAX_CANCELLED_TEXT_BYTES = 16 * 1024;
 
 /** The failure type in a cancelled run's result. */
-export const CANCELLED_ERROR = 'DurableAgent.Cancelled';
+export const CANCELLED_ERROR = ErrorTypes.Cancelled;

@@ -139,7 +139,12 @@ export const MAX_CARRIED_EVENTS_BYTES = 128 * 1024;
 /** A tool call's arguments as kept in events, approvals and heartbeat details: each string field cut to this. */
 export const INPUT_PREVIEW_CHARS = 400;
 
-/** Stable, namespaced failure types raised at the activity boundary. */
+/**
+ * Every stable, namespaced failure type the agent raises: at the activity boundary (model calls,
+ * tools, run start) and in the workflow (a run's own end). A client sees one as the type of the
+ * workflow's failure or as `AgentRunResult.error.type` (docs/contracts.md lists them all; its test
+ * checks that every `DurableAgent.`/`ModelError.` literal in src/ is one of these).
+ */
 export const ErrorTypes = {
   InvalidInput: 'DurableAgent.InvalidInput',
   /** A tool call stopped by its worker's shutdown: retried on another worker. */
@@ -167,4 +172,23 @@ export const ErrorTypes = {
   RunFailed: 'DurableAgent.RunFailed',
   Unknown: 'ModelError.Unknown',
   ScriptExhausted: 'ModelError.ScriptExhausted',
+  /** The `interrupt` signal, or a hook that stopped the run (exit reason `interrupted`). */
+  Interrupted: 'DurableAgent.Interrupted',
+  /** A Temporal cancel (exit reason `cancelled`). */
+  Cancelled: 'DurableAgent.Cancelled',
+  /** The final answer never matched the run's `outputSchema`. */
+  OutputInvalid: 'DurableAgent.OutputInvalid',
+  /** The answer checker's pool is full: the check is retried with backoff, and ends the run if it never runs. */
+  ValidatorBusy: 'DurableAgent.ValidatorBusy',
+  /** The conversation does not fit the model's context window even right after compacting. */
+  ContextWindowExceeded: 'DurableAgent.ContextWindowExceeded',
+  /** A `UserPromptSubmit` hook blocked the prompt. */
+  PromptBlocked: 'DurableAgent.PromptBlocked',
+  /** The MCP tool definitions a call carried do not match their hash (a bug or a tampered history). */
+  McpToolsMismatch: 'DurableAgent.McpToolsMismatch',
+  /** A worker's conversation cache lacks the run's conversation: the workflow sends it whole (never ends a run). */
+  ConversationCacheMiss: 'DurableAgent.ConversationCacheMiss',
 } as const;
+
+/** One of {@link ErrorTypes}. */
+export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];

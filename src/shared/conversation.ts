@@ -1,3 +1,4 @@
+import { ErrorTypes } from './constants';
 import type { ContentBlock, Message, ToolResultBlock } from './messages';
 
 /**
@@ -89,7 +90,7 @@ export interface ConversationDelta {
 }
 
 /** Failure type of a model activity whose worker does not hold the conversation prefix. */
-export const CACHE_MISS_ERROR_TYPE = 'DurableAgent.ConversationCacheMiss';
+export const CACHE_MISS_ERROR_TYPE = ErrorTypes.ConversationCacheMiss;
 
 /** What a run's conversation carries across continue-as-new. */
 export interface ConversationSnapshot {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { onFirstUse } from './built-once';
 import { jsonBytes } from './bounds';
 import { outputSchemaBoundsProblem } from './output-schema-bounds';
+import { ErrorTypes } from './constants';
 
 export {
   MAX_OUTPUT_SCHEMA_DEPTH,
@@ -25,10 +26,10 @@ export const MAX_VIOLATIONS = 10;
 export const VIOLATION_CHARS = 300;
 
 /** The failure type of a run whose answer never matched its `outputSchema`. */
-export const OUTPUT_INVALID_ERROR = 'DurableAgent.OutputInvalid';
+export const OUTPUT_INVALID_ERROR = ErrorTypes.OutputInvalid;
 
 /** The retryable failure of a `checkOutput` that found the worker's validator threads busy with other runs. */
-export const OUTPUT_CHECK_BUSY_ERROR = 'DurableAgent.ValidatorBusy';
+export const OUTPUT_CHECK_BUSY_ERROR = ErrorTypes.ValidatorBusy;
 
 export type OutputSchema = Record<string, unknown>;
 

@@ -240,7 +240,7 @@ function recordResponse(
 }
 
 /**
- * Marks the span failed; returns the `error.type` (the failure's type, e.g. `ModelError.RateLimit`).
+ * Marks the span failed; returns the `error.type` (the failure's type, e.g. `ModelError.RateLimited`).
  * The error's text (a provider's message can echo the prompt, or a key) is recorded only with the
  * content opt-in; without it the span says the type and the HTTP status, nothing the error said.
  */

@@ -3,7 +3,7 @@
  * for them (handlers, failure types, search attributes, memo key, exit reasons, run-input fields,
  * CLI commands) must be on it, spelt as the code spells it.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { COMMANDS } from '../../src/cli/commands';
 import {
@@ -36,6 +36,25 @@ test('names the workflow type, task queue, namespace and every handler', () => {
   const handlers = [interruptSignal, stateQuery, eventsQuery, sendMessageUpdate, approveToolUpdate, denyToolUpdate];
   expect(missing([WORKFLOW_TYPE, DEFAULT_TASK_QUEUE, DEFAULT_NAMESPACE, 'TEMPORAL_TASK_QUEUE'])).toEqual([]);
   expect(missing([...handlers, endSessionUpdate].map((h) => h.name))).toEqual([]);
+});
+
+/** The failure-type literals written in src/: each must be one of ErrorTypes (the list is derived, not copied). */
+function failureTypeLiterals(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return failureTypeLiterals(full);
+    if (!entry.name.endsWith('.ts')) return [];
+    return [...readFileSync(full, 'utf8').matchAll(/['"`]((?:DurableAgent|ModelError)\.[A-Za-z]+)['"`]/g)].map(
+      (m) => m[1]!,
+    );
+  });
+}
+
+test('every failure type written in src/ is one of ErrorTypes', () => {
+  const literals = new Set(failureTypeLiterals(path.join(__dirname, '..', '..', 'src')));
+  const known = new Set<string>(Object.values(ErrorTypes));
+  expect(literals.size).toBeGreaterThanOrEqual(known.size);
+  expect([...literals].filter((type) => !known.has(type))).toEqual([]);
 });
 
 test('names every failure type, exit reason, search attribute and the memo key', () => {

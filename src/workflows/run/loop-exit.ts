@@ -1,4 +1,5 @@
 import type { ExitReason } from '../../shared/run';
+import { ErrorTypes } from '../../shared/constants';
 
 /** Ends the loop with a given exit reason; never escapes the workflow. */
 export class LoopExit {
@@ -10,7 +11,7 @@ export class LoopExit {
 
   static interrupted(interrupt: { reason?: string }, lastText: string): LoopExit {
     return new LoopExit('interrupted', lastText, {
-      type: 'DurableAgent.Interrupted',
+      type: ErrorTypes.Interrupted,
       message: interrupt.reason ? `interrupted: ${interrupt.reason}` : 'interrupted',
     });
   }

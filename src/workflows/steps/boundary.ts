@@ -7,6 +7,7 @@ import { takeMessages } from './intake';
 import { closingSummary, modelStep } from './model-step';
 import { startNow } from './start';
 import { handleTurn } from './turn';
+import { ErrorTypes } from '../../shared/constants';
 
 /**
  * One step of the iteration boundary. `due` says, synchronously, whether it has anything to do now (a
@@ -63,7 +64,7 @@ const compaction: BoundaryStep = {
     if ((await keepConversationSmall(run)) !== 'does_not_fit') return 'go_on';
     const { model, contextWindow } = run.settings;
     return new LoopExit('failed', run.state.lastAssistantText, {
-      type: 'DurableAgent.ContextWindowExceeded',
+      type: ErrorTypes.ContextWindowExceeded,
       message: `the conversation does not fit the context window of ${model} (${contextWindow} tokens) even right after compaction`,
     });
   },

@@ -73,7 +73,7 @@ async function started(run: Run, prepared: Prepared): Promise<LoopExit | undefin
     state.resumed || !hooks.has('UserPromptSubmit') ? undefined : await screenPrompt(run, run.input.prompt);
   if (blocked === undefined) return undefined;
   return new LoopExit('failed', '', {
-    type: 'DurableAgent.PromptBlocked',
+    type: ErrorTypes.PromptBlocked,
     message: `a UserPromptSubmit hook blocked the prompt: ${blocked}`,
   });
 }

@@ -13,6 +13,7 @@ import {
   truncatedToolCallError,
   type TurnOutcome,
 } from './turn-outcome';
+import { ErrorTypes } from '../../shared/constants';
 
 /**
  * What the loop does with one model turn, by its outcome (docs/architecture.md#stop-reasons): run the
@@ -105,7 +106,7 @@ async function afterOutcome(run: Run, outcome: TurnOutcome): Promise<Next> {
       // Compact and go on, unless compacting just happened and the conversation still does not fit.
       if (state.compactions > 0 && conversation.length <= 2) {
         return new LoopExit('failed', outcome.text || state.lastAssistantText, {
-          type: 'DurableAgent.ContextWindowExceeded',
+          type: ErrorTypes.ContextWindowExceeded,
           message: `the conversation does not fit the context window of ${model} even after compaction`,
         });
       }
