@@ -7,6 +7,9 @@ export { AgentPlugin, AGENT_WORKER_DEFAULTS } from './plugin/agent-plugin';
 export type { AgentPluginOptions } from './plugin/options';
 export type { AgentDeployment } from './worker/deployment';
 export { AgentRun, type GetAgentRunOptions, type ResultOptions, type StartAgentRunOptions } from './plugin/agent-run';
+export type { ForkRequest } from './client/checkpoints/fork-plan';
+export type { ForkOrigin } from './shared/fork';
+export type { CheckpointRef } from './shared/checkpoints';
 export type { FollowEvent, FollowOptions, PartialEvent } from './plugin/follow-run';
 export { RunRefusedError } from './plugin/run-errors';
 export {

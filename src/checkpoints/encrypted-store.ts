@@ -35,7 +35,7 @@ export class EncryptedStore implements CheckpointStore {
   private readonly encryptKey: Buffer;
 
   constructor(
-    private readonly objects: ObjectStore,
+    readonly objects: ObjectStore,
     private readonly keys: CodecKeys,
     private readonly bounds: ObjectBounds = DEFAULT_OBJECT_BOUNDS,
   ) {

@@ -19,6 +19,23 @@ export interface ObjectStore {
   put(kind: ObjectKind, name: string, bytes: Buffer): Promise<void>;
   /** The object's bytes; `CheckpointMissingError` when there is none; an error when it is over `maxBytes`. */
   get(kind: ObjectKind, name: string, maxBytes: number): Promise<Buffer>;
+  /** Every object of a kind with its last write time (garbage collection: src/checkpoints/gc.ts); others are skipped. */
+  list(kind: ObjectKind): AsyncIterable<StoredObject>;
+  /** Removes the object; absent already is not an error. */
+  delete(kind: ObjectKind, name: string): Promise<void>;
+}
+
+/** An object as a listing shows it. */
+export interface StoredObject {
+  name: string;
+  /** When it was written (ms since the epoch): what a collection's grace period is measured against. */
+  modifiedMs: number;
+  size: number;
+}
+
+/** A store whose objects can be listed and deleted: what `checkpoints gc` needs beside the reads. */
+export interface CollectableStore {
+  readonly objects: ObjectStore;
 }
 
 /** The largest object a read accepts, per kind, before any decoding. */
@@ -54,7 +71,7 @@ export class VerifiedStore implements CheckpointStore {
   readonly description: string;
 
   constructor(
-    private readonly objects: ObjectStore,
+    readonly objects: ObjectStore,
     private readonly bounds: ObjectBounds = DEFAULT_OBJECT_BOUNDS,
   ) {
     this.description = objects.description;
@@ -145,6 +162,33 @@ export class DirectoryObjects implements ObjectStore {
     }
   }
 
+  async *list(kind: ObjectKind): AsyncGenerator<StoredObject> {
+    const top = path.join(this.root, kind === 'blob' ? 'blobs' : 'manifests');
+    // Blobs sit one level down (`blobs/ab/<hash>`), manifests at the top (`manifests/<id>.json`).
+    const dirs =
+      kind === 'blob'
+        ? (await entriesOf(top)).filter((d) => /^[0-9a-f]{2}$/.test(d)).map((d) => path.join(top, d))
+        : [top];
+    for (const dir of dirs) {
+      for (const entry of await entriesOf(dir)) {
+        const name = kind === 'manifest' ? entry.replace(/\.json$/, '') : entry;
+        if (
+          (kind === 'manifest' && !entry.endsWith('.json')) ||
+          !(kind === 'blob' ? isContentHash(name) : isCheckpointId(name))
+        )
+          continue;
+        const stat = await fs.lstat(path.join(dir, entry)).catch(() => undefined);
+        if (stat?.isFile()) yield { name, modifiedMs: stat.mtimeMs, size: stat.size };
+      }
+    }
+  }
+
+  async delete(kind: ObjectKind, name: string): Promise<void> {
+    await fs.unlink(this.file(kind, name)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+  }
+
   async get(kind: ObjectKind, name: string, maxBytes: number): Promise<Buffer> {
     const file = this.file(kind, name);
     let handle: fs.FileHandle;
@@ -181,5 +225,14 @@ export class DirectoryObjects implements ObjectStore {
 export class DirectoryStore extends VerifiedStore {
   constructor(readonly root: string) {
     super(new DirectoryObjects(root));
+  }
+}
+
+async function entriesOf(dir: string): Promise<string[]> {
+  try {
+    return (await fs.readdir(dir)).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
   }
 }

@@ -1,13 +1,16 @@
 import {
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
   S3ServiceException,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
-import { checkName, tooLarge, WHAT, type ObjectKind, type ObjectStore } from './objects';
+import { isCheckpointId, isContentHash } from './manifest';
+import { checkName, tooLarge, WHAT, type ObjectKind, type ObjectStore, type StoredObject } from './objects';
 import { CheckpointMissingError } from './store';
 
 /**
@@ -170,6 +173,37 @@ export class S3Objects implements ObjectStore {
       }
       return Buffer.concat(chunks, total);
     });
+  }
+
+  /** Every object under the kind's prefix with a valid name, a page (up to 1000) per request. */
+  async *list(kind: ObjectKind): AsyncGenerator<StoredObject> {
+    const folder = `${kind === 'blob' ? 'blobs' : 'manifests'}/`;
+    const Prefix = this.options.prefix ? `${this.options.prefix}/${folder}` : folder;
+    let token: string | undefined;
+    do {
+      const page = await this.call('LIST', Prefix, (abortSignal) =>
+        this.client.send(new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix, ContinuationToken: token }), {
+          abortSignal,
+        }),
+      );
+      for (const item of page.Contents ?? []) {
+        const name = (item.Key ?? '').slice(Prefix.length);
+        if (!(kind === 'blob' ? isContentHash(name) : isCheckpointId(name))) continue;
+        yield { name, modifiedMs: item.LastModified?.getTime() ?? 0, size: item.Size ?? 0 };
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  async delete(kind: ObjectKind, name: string): Promise<void> {
+    const Key = this.key(kind, name);
+    try {
+      await this.call('DELETE', Key, (abortSignal) =>
+        this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key }), { abortSignal }),
+      );
+    } catch (error) {
+      if (status(error) !== 404) throw error;
+    }
   }
 
   /** One SDK call under the whole-call deadline, its errors rewritten to say which store and object. */

@@ -8,4 +8,4 @@ export class SteerRefused extends Error {
   override name = 'SteerRefused';
 }
 
-export { RunEndedError, type EndedWithoutResult } from '../client/errors';
+export { CheckpointUnavailable, RunEndedError, type EndedWithoutResult } from '../client/errors';

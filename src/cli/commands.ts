@@ -87,6 +87,58 @@ export const COMMANDS: readonly Command[] = [
     },
   }),
   command({
+    name: 'fork',
+    args: '<id>',
+    summary: "a new run from a run's turn N: its conversation to that turn and its files as they were then",
+    details:
+      "Turn 0 is the run's start. The fork's workspace (default: a new directory beside the original's, named after the fork)\n" +
+      "is restored from turn N's checkpoint; the original run is not touched. Follows the new run as `run` does.",
+    flags: [
+      { name: 'at-turn', type: 'integer', value: 'N', min: 0, help: 'the turn to fork at (required)' },
+      {
+        name: 'prompt',
+        type: 'string',
+        value: 'TEXT',
+        help: "the fork's next user message (needed after a turn that ended with the answer)",
+      },
+      { name: 'model', type: 'string', value: 'M', help: "the fork's model (default: the original's)" },
+      {
+        name: 'workspace',
+        type: 'string',
+        value: 'DIR',
+        help: "the fork's workspace, new or empty (a path on the worker)",
+      },
+      { name: 'id', type: 'string', value: 'ID', help: "the fork's workflow id (default: a new one)" },
+      { name: 'detach', type: 'boolean', help: 'start the fork and return (workers elsewhere run it)' },
+      { name: 'no-inline-worker', type: 'boolean', help: 'start no worker in this process' },
+      { ...JSON_FLAG, help: "print the fork's AgentRunResult (with --detach: its ids) as JSON on stdout" },
+    ],
+    async run({ values, positionals }, { config }) {
+      const source = requireId(positionals, 'fork');
+      const atTurn = values['at-turn'];
+      if (atTurn === undefined)
+        throw new UsageError('fork needs the turn: durable-agent fork <id> --at-turn N', 'fork');
+      if (values.prompt !== undefined && !values.prompt.trim()) {
+        throw new UsageError('--prompt needs a non-empty message', 'fork');
+      }
+      const { forkCommand } = await import('./checkpoints/fork-command');
+      return forkCommand(
+        {
+          source,
+          atTurn,
+          detach: values.detach ?? false,
+          json: values.json ?? false,
+          inlineWorker: !values['no-inline-worker'],
+          ...(values.prompt !== undefined ? { prompt: values.prompt } : {}),
+          ...(values.model !== undefined ? { model: values.model } : {}),
+          ...(values.workspace !== undefined ? { workspace: values.workspace } : {}),
+          ...(values.id !== undefined ? { id: values.id } : {}),
+        },
+        config,
+      );
+    },
+  }),
+  command({
     name: 'follow',
     args: '<id>',
     summary: "a run's live progress, then its result",
@@ -120,6 +172,36 @@ export const COMMANDS: readonly Command[] = [
         import('./transcript'),
       ]);
       return transcriptCommand(await connectClient(config), id, { json: values.json ?? false }, stdoutWriter());
+    },
+  }),
+  command({
+    name: 'diff',
+    args: '<id>',
+    summary: "what a run's turns changed in its workspace, as a unified diff (from its checkpoints)",
+    details:
+      'Without --turn or --from/--to: the whole run, turn 0 (the workspace as the run found it) to its last turn.\n' +
+      'Reads the checkpoint store named by DURABLE_AGENT_CHECKPOINTS (and the AWS and codec key variables) as the workers have it.',
+    flags: [
+      { name: 'turn', type: 'integer', value: 'N', min: 0, help: 'what turn N changed (turn N-1 to turn N)' },
+      { name: 'from', type: 'integer', value: 'A', min: 0, help: 'compare from turn A (default 0)' },
+      { name: 'to', type: 'integer', value: 'B', min: 0, help: 'compare to turn B (default: the last turn)' },
+      { name: 'stat', type: 'boolean', help: 'only the changed paths (A added, D deleted, M modified)' },
+      { ...JSON_FLAG, help: 'the changed files (and the diff) as JSON' },
+    ],
+    async run({ values, positionals }, { config }) {
+      const id = requireId(positionals, 'diff');
+      const [{ connectClient }, { diffCommand }] = await Promise.all([
+        clientModule(),
+        import('./checkpoints/diff-command'),
+      ]);
+      const flags = {
+        stat: values.stat ?? false,
+        json: values.json ?? false,
+        ...(values.turn !== undefined ? { turn: values.turn } : {}),
+        ...(values.from !== undefined ? { from: values.from } : {}),
+        ...(values.to !== undefined ? { to: values.to } : {}),
+      };
+      return diffCommand(await connectClient(config), id, flags, (text) => process.stdout.write(text));
     },
   }),
   command({
@@ -231,6 +313,42 @@ export const COMMANDS: readonly Command[] = [
       const client = await connectClient(config);
       const result = values.messages ? await resultWithMessages(client, id) : await runResult(getRun(client, id));
       return reportResult(result, webUiLink(config.address, config.namespace, id), values.json ?? false);
+    },
+  }),
+  command({
+    name: 'checkpoints',
+    args: 'gc',
+    summary: 'gc: delete checkpoints and contents no open run, nor any run closed within --older-than, needs',
+    details:
+      'Lists runs through the server (open ones, and those closed within the period) and marks what they reference;\n' +
+      'then deletes from the store named by DURABLE_AGENT_CHECKPOINTS what is unmarked and older than the period.',
+    flags: [
+      {
+        name: 'older-than',
+        type: 'string',
+        value: 'DURATION',
+        help: 'the period: 30d, 12h, 2w… (at least 1h; required)',
+      },
+      { name: 'dry-run', type: 'boolean', help: 'count what would be deleted, delete nothing' },
+      { ...JSON_FLAG, help: 'the counts as JSON' },
+    ],
+    async run({ values, positionals }, { config, say }) {
+      if (positionals[0] !== 'gc' || positionals.length !== 1) {
+        throw new UsageError(
+          'checkpoints takes one subcommand: durable-agent checkpoints gc --older-than 30d',
+          'checkpoints',
+        );
+      }
+      const olderThan = values['older-than'];
+      if (olderThan === undefined) {
+        throw new UsageError('checkpoints gc needs --older-than DURATION (such as 30d)', 'checkpoints');
+      }
+      const [{ connectClient }, { gcCommand }] = await Promise.all([
+        clientModule(),
+        import('./checkpoints/gc-command'),
+      ]);
+      const flags = { olderThan, dryRun: values['dry-run'] ?? false, json: values.json ?? false };
+      return gcCommand(await connectClient(config), flags, say);
     },
   }),
   command({

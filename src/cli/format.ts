@@ -8,6 +8,7 @@ import { approvalOrigin, formatSubagentEvent, subagentStateLines } from './subag
 import { formatCost, formatUsage } from './usage-text';
 
 export { formatCost, formatUsage, totalInput } from './usage-text';
+import { describeForkOrigin } from './fork-origin';
 
 const nf = new Intl.NumberFormat('en-US');
 
@@ -178,7 +179,8 @@ function checkpointLines(state: AgentRunState): string[] {
 /** `durable-agent status`: the live state of an open run, else what the run left and why it ended. */
 export function formatStatusReport(report: RunStatusReport): string {
   const temporal = `temporal    ${report.executionStatus.toLowerCase()}`;
-  if (isLive(report)) return [formatState(report.workflowId, report), temporal].join('\n');
+  const fork = report.forkedFrom ? [`forked from ${one(describeForkOrigin(report.forkedFrom))}`] : [];
+  if (isLive(report)) return [formatState(report.workflowId, report), temporal, ...fork].join('\n');
   return [
     `run         ${one(report.workflowId)}`,
     `status      ${one(report.status)}`,
@@ -191,6 +193,7 @@ export function formatStatusReport(report: RunStatusReport): string {
     ...(report.closeTime ? [`closed      ${report.closeTime}`] : []),
     ...(report.server ? serverRecordLines(report.server) : []),
     ...(report.note ? [`note        ${one(report.note)}`] : []),
+    ...fork,
   ].join('\n');
 }
 

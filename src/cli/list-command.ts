@@ -4,6 +4,8 @@ import { formatCost } from './format';
 import { inertJson, visibleLine } from './terminal-text';
 import { indexedFigures, reconcileStatus } from './run-status';
 import { OPEN_STATUSES, RUN_STATUSES } from './list-flags';
+import { describeForkOrigin, forkOriginOf } from './fork-origin';
+import type { ForkOrigin } from '../shared/fork';
 
 export { DEFAULT_LIST_LIMIT, RUN_STATUSES } from './list-flags';
 
@@ -37,6 +39,8 @@ export interface RunListing {
   startTime: string;
   closeTime: string | null;
   taskQueue: string;
+  /** A fork: the run (and turn) it was forked from; `null` for other runs. */
+  forkedFrom?: ForkOrigin | { workflowId: string } | null;
 }
 
 /** Temporal's `ExecutionStatus` values for the statuses only Temporal records. */
@@ -97,6 +101,7 @@ export function toListing(info: WorkflowExecutionInfo): RunListing {
     startTime: info.startTime.toISOString(),
     closeTime: info.closeTime ? info.closeTime.toISOString() : null,
     taskQueue: info.taskQueue,
+    forkedFrom: forkOriginOf(info),
   };
 }
 
@@ -135,6 +140,8 @@ function localTime(iso: string): string {
 }
 
 export function formatRunList(runs: RunListing[]): string {
+  // The column only when a listed run is a fork.
+  const forks = runs.some((r) => r.forkedFrom);
   const rows = runs.map((r) => {
     // Runs without our attributes (older ones) carry no cost: a dash, not "unknown".
     const known = r.model !== null || r.iterations !== null;
@@ -146,9 +153,10 @@ export function formatRunList(runs: RunListing[]): string {
       known ? formatCost(r.costUsd) : '-',
       visibleLine(r.model ?? '-'),
       localTime(r.startTime),
+      ...(forks ? [r.forkedFrom ? visibleLine(describeForkOrigin(r.forkedFrom)) : '-'] : []),
     ];
   });
-  const header = ['ID', 'STATUS', 'ITER', 'COST', 'MODEL', 'STARTED'];
+  const header = ['ID', 'STATUS', 'ITER', 'COST', 'MODEL', 'STARTED', ...(forks ? ['FORKED FROM'] : [])];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   const rightAligned = new Set([2, 3]);
   return [header, ...rows]

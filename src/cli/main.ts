@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/common';
 import { ConnectionConfigError, loadConnectionConfig } from '../client/config';
 import { CodecKeysError } from '../codec/keys';
-import { RunEndedError, SteerRefused } from './cli-errors';
+import { CheckpointUnavailable, RunEndedError, SteerRefused } from './cli-errors';
 import { COMMANDS } from './commands';
 import { UsageError, formatCommandHelp, formatCommandList, parseCommandLine } from './flags';
 import { PromptRefused } from './prompt-source';
@@ -105,13 +105,19 @@ export function describeFailure(e: unknown): { code: 1 | 2; text: string } {
       text: `error: a run with id '${id}' is already running: 'durable-agent follow ${id}' follows it`,
     };
   }
-  if (e instanceof PromptRefused || e instanceof ConnectionConfigError || e instanceof CodecKeysError) {
-    return { code: 2, text: `error: ${e.message}` };
+  if (
+    e instanceof PromptRefused ||
+    e instanceof ConnectionConfigError ||
+    e instanceof CodecKeysError ||
+    // By name: its module loads the S3 client, which `--help` and most commands never need.
+    (e as Error | undefined)?.name === 'CheckpointsSettingError'
+  ) {
+    return { code: 2, text: `error: ${(e as Error).message}` };
   }
   if (e instanceof WorkflowNotFoundError) return { code: 1, text: `error: no such run: ${e.message}` };
   // A run that ended without a result (cancelled, terminated, timed out) and a refused update
   // are one line each: the run's or the validator's own words.
-  if (e instanceof RunEndedError || e instanceof SteerRefused)
+  if (e instanceof RunEndedError || e instanceof SteerRefused || e instanceof CheckpointUnavailable)
     return { code: 1, text: `error: ${visibleText(e.message)}` };
   // Update and workflow failures say what went wrong in their cause (a validator's message, say).
   const cause = (e as { cause?: { message?: string } }).cause?.message;

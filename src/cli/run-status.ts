@@ -1,5 +1,7 @@
 import type { Client, WorkflowExecutionDescription, WorkflowExecutionInfo } from '@temporalio/client';
 import { RunEndedError, getRun, queryState, runResult } from '../client';
+import type { ForkOrigin } from '../shared/fork';
+import { forkOriginOf } from './fork-origin';
 import type { AgentRunResult, AgentRunState, Usage } from '../shared';
 import {
   STATUS_ANSWER_BUDGET_MS,
@@ -115,6 +117,8 @@ export interface RunStatusReport {
   note?: string;
   /** The closed run's result, when it left one (every exit reason but a Temporal cancel, terminate or timeout). */
   result?: AgentRunResult;
+  /** A fork: the run and turn it was forked from (its memo `forkedFrom`; docs/checkpoints.md). */
+  forkedFrom?: ForkOrigin | { workflowId: string };
 }
 
 /** An open run answered by its `state` query: every field of `AgentRunState` is there too, at the top. */
@@ -156,6 +160,8 @@ export async function runStatus(client: Client, workflowId: string, options: Run
     startTime: description.startTime.toISOString(),
     closeTime: description.closeTime ? description.closeTime.toISOString() : null,
   };
+  const origin = forkOriginOf(description);
+  if (origin) base.forkedFrom = origin;
   if (executionStatus === 'RUNNING') {
     const left = STATUS_ANSWER_BUDGET_MS - (Date.now() - started);
     const patience = Math.min(STATUS_QUERY_PATIENCE_MS, Math.max(STATUS_QUERY_MIN_PATIENCE_MS, left));

@@ -16,3 +16,8 @@ export class RunEndedError extends Error {
     this.name = 'RunEndedError';
   }
 }
+
+/** A checkpoint cannot serve what was asked (no checkpoint for that turn, no store): `fork`, `diff`, `rewind`. */
+export class CheckpointUnavailable extends Error {
+  override name = 'CheckpointUnavailable';
+}

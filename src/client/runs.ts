@@ -18,6 +18,7 @@ export type { AgentHandle } from './handle';
 import type { PartialOutput } from '../shared/live-progress';
 import { describeRunTools } from '../shared/subagents';
 import type { ApprovalResult, EndSessionResult, SendMessageResult } from '../shared';
+import { FORKED_FROM_MEMO } from '../shared/fork';
 import {
   BUILTIN_TOOL_NAMES,
   CANCELLED_RESULT_MEMO,
@@ -28,6 +29,7 @@ import {
   denyToolUpdate,
   endSessionUpdate,
   eventsQuery,
+  forkedFromSearchAttribute,
   interruptSignal,
   sendMessageUpdate,
   startSearchAttributes,
@@ -91,12 +93,17 @@ export async function startRun(
     workflowId: options.workflowId,
     staticSummary: markdownText(input.prompt.trim().split('\n')[0]?.slice(0, 200) ?? ''),
     staticDetails: runDetails(input),
+    // A fork records where it came from (docs/checkpoints.md): memo `forkedFrom`, and a search attribute below.
+    ...(input.forkedFrom ? { memo: { [FORKED_FROM_MEMO]: input.forkedFrom } } : {}),
   };
   try {
     // Indexed from the start, free: the run then upserts only when a value changes (docs/search-attributes).
     return await client.workflow.start<typeof agentWorkflow>(WORKFLOW_TYPE, {
       ...start,
-      typedSearchAttributes: startSearchAttributes(input.model ?? DEFAULT_ANTHROPIC_MODEL),
+      typedSearchAttributes: [
+        ...startSearchAttributes(input.model ?? DEFAULT_ANTHROPIC_MODEL),
+        ...(input.forkedFrom ? [{ key: forkedFromSearchAttribute, value: input.forkedFrom.workflowId }] : []),
+      ],
     });
   } catch (err) {
     // A namespace that does not know them yet (just registered, or never): the run writes them itself

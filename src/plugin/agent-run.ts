@@ -33,6 +33,7 @@ import {
 } from '../client/typed-output';
 import { followRun, type FollowEvent, type FollowOptions, type PartialEvent } from './follow-run';
 import { runMessages } from './result-messages';
+import { planFork, type ForkRequest } from '../client/checkpoints/fork-plan';
 import { steer } from './run-errors';
 
 export interface StartAgentRunOptions {
@@ -98,6 +99,29 @@ export class AgentRun<Output = unknown> {
       workflowId,
       isZodSchema(input.outputSchema) ? { outputSchema: input.outputSchema } : {},
     );
+  }
+
+  /**
+   * Starts a new run from `workflowId`'s turn `options.atTurn` (docs/checkpoints.md#fork): its
+   * conversation up to the end of that turn, then `options.prompt` when given; its workspace
+   * (`options.workspace`, default a new directory beside the original's named after the fork)
+   * restored from that turn's checkpoint by the worker at run start. The original is only read (its
+   * history: no worker needed for that). Throws, saying why and which turns can be forked, for a turn
+   * without a checkpoint.
+   */
+  static async fork(
+    client: Client,
+    workflowId: string,
+    options: ForkRequest & StartAgentRunOptions,
+  ): Promise<AgentRun> {
+    if (typeof options?.taskQueue !== 'string' || options.taskQueue.trim() === '') {
+      throw new TypeError('AgentRun.fork needs options.taskQueue: the queue of a worker with the AgentPlugin');
+    }
+    const forkId = options.workflowId ?? newRunId();
+    const { taskQueue: _q, workflowId: _w, ...request } = options;
+    const plan = await planFork(client, workflowId, request, forkId);
+    await startRun(client, plan.input, { taskQueue: options.taskQueue, workflowId: forkId });
+    return AgentRun.get(client, forkId);
   }
 
   /** The run with this workflow id (its latest execution, across continue-as-new). */

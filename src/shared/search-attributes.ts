@@ -11,6 +11,8 @@ export const statusSearchAttribute = defineSearchAttributeKey('DurableAgentStatu
 export const iterationsSearchAttribute = defineSearchAttributeKey('DurableAgentIterations', SearchAttributeType.INT);
 export const costSearchAttribute = defineSearchAttributeKey('DurableAgentCostUsd', SearchAttributeType.DOUBLE);
 export const modelSearchAttribute = defineSearchAttributeKey('DurableAgentModel', SearchAttributeType.KEYWORD);
+/** A fork's origin run (its workflow id), set when the fork starts: `DurableAgentForkedFrom = '<id>'` lists its forks. */
+export const forkedFromSearchAttribute = defineSearchAttributeKey('DurableAgentForkedFrom', SearchAttributeType.KEYWORD);
 
 /** Name → type as the Temporal CLI's `--search-attribute NAME=TYPE` and operator commands spell it. */
 export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{ name: string; cliType: string }> = [
@@ -18,6 +20,7 @@ export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{ name: string; cliType
   { name: iterationsSearchAttribute.name, cliType: 'Int' },
   { name: costSearchAttribute.name, cliType: 'Double' },
   { name: modelSearchAttribute.name, cliType: 'Keyword' },
+  { name: forkedFromSearchAttribute.name, cliType: 'Keyword' },
 ];
 
 /**

@@ -83,6 +83,11 @@ export class TranscriptBuilder {
   private readonly toolResults = new Map<string, string>();
   private readonly pending = new Map<string, PendingCall>();
   private compactionSummary: string | undefined;
+  /**
+   * One entry per iteration (turn) in order, across executions: the index in `messages` of the turn's
+   * answer, or undefined when history's conversation could not place it (src/cli/checkpoints/turns.ts).
+   */
+  readonly answers: Array<number | undefined> = [];
 
   constructor(workflowId: string) {
     this.transcript = {
@@ -151,6 +156,9 @@ export class TranscriptBuilder {
       const messages = carried['messages'] as Message[];
       const synced = typeof carried['syncedLength'] === 'number' ? carried['syncedLength'] : 0;
       this.observe(0, ROOT_HASH, messages, Math.min(synced, messages.length));
+    } else if (Array.isArray(run?.['conversation']) && t.messages.length === 0) {
+      // A fork starts from the conversation it inherited (docs/checkpoints.md).
+      this.observe(0, ROOT_HASH, run['conversation'] as Message[], 0);
     } else if (typeof run?.['prompt'] === 'string' && t.messages.length === 0) {
       this.observe(0, ROOT_HASH, [{ role: 'user', content: run['prompt'] }], 0);
     }
@@ -212,12 +220,15 @@ export class TranscriptBuilder {
       return;
     }
     const call = scheduledEventId !== undefined ? this.pending.get(scheduledEventId) : undefined;
+    // An answer whose request this history could not place is still a turn: the numbering goes on.
+    if (!call && activityType === 'callModel' && Array.isArray(out?.['content'])) this.answers.push(undefined);
     if (!call || !out) return;
     this.pending.delete(scheduledEventId!);
     if (call.activityType !== 'summarizeRun') {
       if (!Array.isArray(out['content'])) return;
       const assistant: Message = { role: 'assistant', content: out['content'] as ContentBlock[] };
-      this.observe(call.total, call.headHash, [assistant], call.total + 1);
+      const placed = this.observe(call.total, call.headHash, [assistant], call.total + 1);
+      this.answers.push(placed ? this.segmentStart + call.total : undefined);
       return;
     }
     const response = asObject(out['response']);

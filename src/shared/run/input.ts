@@ -9,6 +9,7 @@ import {
   MAX_RUN_INPUT_BYTES,
   MAX_SYSTEM_PROMPT_BYTES,
 } from '../constants';
+import { buildForkFields } from '../fork';
 import { runTimeoutsSchema } from '../run-timeouts';
 import { mcpServersSchema } from '../mcp';
 import { ACCEPTED_ENCODING_HINT, describeUndecodable, isUndecodable } from '../undecodable';
@@ -200,6 +201,8 @@ function buildRunInputSchema() {
         .optional(),
       /** Internal: set by a parent run on the subagents it starts (their depth and agent). */
       subagent: subagentInputSchema().optional(),
+      /** A fork's start: its conversation, the checkpoint its workspace starts from, its origin (shared/fork.ts). */
+      ...buildForkFields(),
       /**
        * Internal: the state a run carries into its next execution after continue-as-new. The workflow
        * accepts it only in an execution that was continued as new, and checks its shape as strictly.
@@ -215,7 +218,8 @@ function buildRunInputSchema() {
         .optional(),
     })
     .superRefine((input, ctx) => {
-      const { resume: _resume, ...own } = input;
+      // Bounded apart: the carried state by its own schema, a fork's conversation by MAX_FORK_CONVERSATION_BYTES.
+      const { resume: _resume, conversation: _conversation, ...own } = input;
       const bytes = jsonBytes(own);
       if (bytes > MAX_RUN_INPUT_BYTES) {
         ctx.addIssue({

@@ -1,6 +1,6 @@
 import { cutBytes } from '../../shared/bounds';
 import { CARRIED_LAST_TEXT_BYTES, CARRIED_TEXT_PREFIX_BYTES, MAX_FINAL_TEXT_BYTES } from '../../shared/constants';
-import { ZERO_USAGE, addUsage, type ModelResponse, type StopReason, type Usage } from '../../shared/messages';
+import { ZERO_USAGE, addUsage, type Message, type ModelResponse, type StopReason, type Usage } from '../../shared/messages';
 import { COMPACT_AT_FRACTION } from '../../shared/model-limits';
 import { costOf } from '../../shared/pricing';
 import type { ExitReason, RunContinuation, RunStatus } from '../../shared/run';
@@ -16,6 +16,8 @@ export interface Fresh {
   /** The conversation's id (`<workflowId>/<runId>` of the first execution) and its first message. */
   conversationId: string;
   prompt: string;
+  /** A fork's inherited conversation (input `conversation`): the run starts from it instead of its prompt. */
+  conversation?: Message[];
   /** True while the workflow replays history (the conversation then skips hashing). */
   replaying?: () => boolean;
   /** Called after each event is recorded (the run's details follow). */
@@ -88,7 +90,10 @@ export class RunState {
   /** The state a run starts an execution with: carried over (`resume`), or a fresh run's. */
   static restore(resume: RunContinuation | undefined, fresh: Fresh): RunState {
     const conversation = new Conversation(
-      resume?.conversation ?? { id: fresh.conversationId, messages: [{ role: 'user', content: fresh.prompt }] },
+      resume?.conversation ?? {
+        id: fresh.conversationId,
+        messages: fresh.conversation ?? [{ role: 'user', content: fresh.prompt }],
+      },
       fresh.replaying,
     );
     const s = new RunState(conversation, new Inbox(resume?.pendingMessages), new EventLog(resume, fresh.onEvent));

@@ -1,6 +1,6 @@
 import { CancellationScope, workflowInfo } from '@temporalio/workflow';
 import type { CallModelOutput, PrepareRunInput } from '../../shared/activity-io';
-import type { ModelResponse } from '../../shared/messages';
+import type { Message, ModelResponse } from '../../shared/messages';
 import { DONE_TOOL_NAME } from '../../shared/run/tool-policy';
 import type { AgentRunInput, RunContinuation, RunEventInput } from '../../shared/run';
 import { hasKnownPrice } from '../../shared/pricing';
@@ -71,6 +71,7 @@ export class Run {
     const state = (this.state = RunState.restore(input.resume, {
       conversationId: `${info.workflowId}/${info.runId}`,
       prompt: input.prompt,
+      ...(input.conversation ? { conversation: input.conversation as Message[] } : {}),
       replaying: () => workflowInfo().unsafe.isReplaying,
       onEvent: () => this.board.showDetails(),
       priced: hasKnownPrice(model),
