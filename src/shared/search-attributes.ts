@@ -12,7 +12,10 @@ export const iterationsSearchAttribute = defineSearchAttributeKey('DurableAgentI
 export const costSearchAttribute = defineSearchAttributeKey('DurableAgentCostUsd', SearchAttributeType.DOUBLE);
 export const modelSearchAttribute = defineSearchAttributeKey('DurableAgentModel', SearchAttributeType.KEYWORD);
 /** A fork's origin run (its workflow id), set when the fork starts: `DurableAgentForkedFrom = '<id>'` lists its forks. */
-export const forkedFromSearchAttribute = defineSearchAttributeKey('DurableAgentForkedFrom', SearchAttributeType.KEYWORD);
+export const forkedFromSearchAttribute = defineSearchAttributeKey(
+  'DurableAgentForkedFrom',
+  SearchAttributeType.KEYWORD,
+);
 
 /** Name → type as the Temporal CLI's `--search-attribute NAME=TYPE` and operator commands spell it. */
 export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{ name: string; cliType: string }> = [

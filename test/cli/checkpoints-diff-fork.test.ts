@@ -55,7 +55,9 @@ test('diff shows each turn as a unified diff, binary files as such; hostile turn
   const turn1 = await cli(['diff', id, '--turn', '1']);
   expect(turn1.stderr).toBe('');
   expect(turn1.code).toBe(0);
-  expect(turn1.stdout).toContain('diff --git a/a.txt b/a.txt\nnew file mode 100644\n--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1,3 @@\n+one\n+two\n+three\n');
+  expect(turn1.stdout).toContain(
+    'diff --git a/a.txt b/a.txt\nnew file mode 100644\n--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1,3 @@\n+one\n+two\n+three\n',
+  );
 
   const turn3 = await cli(['diff', id, '--turn', '3']);
   expect(turn3.code).toBe(0);

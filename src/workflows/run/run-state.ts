@@ -1,6 +1,13 @@
 import { cutBytes } from '../../shared/bounds';
 import { CARRIED_LAST_TEXT_BYTES, CARRIED_TEXT_PREFIX_BYTES, MAX_FINAL_TEXT_BYTES } from '../../shared/constants';
-import { ZERO_USAGE, addUsage, type Message, type ModelResponse, type StopReason, type Usage } from '../../shared/messages';
+import {
+  ZERO_USAGE,
+  addUsage,
+  type Message,
+  type ModelResponse,
+  type StopReason,
+  type Usage,
+} from '../../shared/messages';
 import { COMPACT_AT_FRACTION } from '../../shared/model-limits';
 import { costOf } from '../../shared/pricing';
 import type { ExitReason, RunContinuation, RunStatus } from '../../shared/run';
