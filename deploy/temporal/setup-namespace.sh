@@ -11,7 +11,7 @@
 set -eu
 cli=${TEMPORAL_CLI:-temporal}
 namespace=${TEMPORAL_NAMESPACE:-default}
-attributes=${DURABLE_AGENT_SEARCH_ATTRIBUTES:-DurableAgentStatus=Keyword DurableAgentIterations=Int DurableAgentCostUsd=Double DurableAgentModel=Keyword}
+attributes=${DURABLE_AGENT_SEARCH_ATTRIBUTES:-DurableAgentStatus=Keyword DurableAgentIterations=Int DurableAgentCostUsd=Double DurableAgentModel=Keyword DurableAgentForkedFrom=Keyword}
 retry() {
   n=0
   until "$@"; do
