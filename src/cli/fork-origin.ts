@@ -1,7 +1,6 @@
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { FORKED_FROM_MEMO, type ForkOrigin } from '../shared/fork';
 import { forkedFromSearchAttribute } from '../shared/search-attributes';
-import { searchAttribute } from './run-status';
 
 /**
  * Where a fork came from, as `status` and `list` show it: its memo `forkedFrom` (`{ workflowId, runId,
@@ -21,7 +20,11 @@ export function forkOriginOf(
   ) {
     return { workflowId: memo.workflowId, runId: memo.runId, turn: memo.turn as number };
   }
-  const id = searchAttribute(info, forkedFromSearchAttribute.name);
+  const name = forkedFromSearchAttribute.name;
+  const raw = info.searchAttributes?.[name];
+  const id =
+    info.typedSearchAttributes.getAll().find((pair) => pair.key.name === name)?.value ??
+    (Array.isArray(raw) ? raw[0] : undefined);
   return typeof id === 'string' && id !== '' ? { workflowId: id } : null;
 }
 
