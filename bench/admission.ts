@@ -104,9 +104,9 @@ async function runScenario(
     ),
   );
   const before = await readActions(env.metricsUrl);
-  const rows = await withWorkers(workers, async () => {
+  const { rows: withWaits, actions } = await withWorkers(workers, async () => {
     const started = Date.now();
-    return Promise.all(
+    const ended = await Promise.all(
       Array.from({ length: RUNS }, async (_, i) => {
         const session = s.priorities === true && i % 6 === 5;
         const priority = s.priorities ? (session ? 2 : 5) : 3;
@@ -130,19 +130,20 @@ async function runScenario(
         return { id, priority, startedAt: runStarted, endedAt: Date.now() - started, calls: result.iterations };
       }),
     );
+    const actions = difference(await settledActions(env.metricsUrl), before);
+    // Queries are billable: the events are read after the counters, while the workers still answer.
+    const rows: RunRow[] = await Promise.all(
+      ended.map(async (row) => {
+        const page = await env.client.workflow.getHandle(row.id).query(eventsQuery, {});
+        const waitMs = page.events.reduce(
+          (sum: number, e: RunEvent) => sum + (e.kind === 'rate_limited' ? e.waitMs : 0),
+          0,
+        );
+        return { ...row, waitMs };
+      }),
+    );
+    return { rows, actions };
   });
-  const actions = difference(await settledActions(env.metricsUrl), before);
-  // Queries are billable: the events are read after the counters.
-  const withWaits: RunRow[] = await Promise.all(
-    rows.map(async (row) => {
-      const page = await env.client.workflow.getHandle(row.id).query(eventsQuery, {});
-      const waitMs = page.events.reduce(
-        (sum: number, e: RunEvent) => sum + (e.kind === 'rate_limited' ? e.waitMs : 0),
-        0,
-      );
-      return { ...row, waitMs };
-    }),
-  );
   await Promise.all(connections.map((c) => c.close()));
   await provider.close();
   const requests = provider.requests.length;

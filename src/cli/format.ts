@@ -1,3 +1,4 @@
+import { formatRateLimitWait } from './rate-limit-status';
 import type { AgentRunResult, AgentRunState, RunEvent } from '../shared';
 import { DONE_TOOL_NAME, EVENT_ANSWER_CHARS, EVENT_TOOL_OUTPUT_CHARS, describeToolCall } from '../shared';
 import { CUT_INPUT_NOTE, formatApproval, inputLines, previewWasCut } from './approval-view';
@@ -180,7 +181,10 @@ function checkpointLines(state: AgentRunState): string[] {
 export function formatStatusReport(report: RunStatusReport): string {
   const temporal = `temporal    ${report.executionStatus.toLowerCase()}`;
   const fork = report.forkedFrom ? [`forked from ${one(describeForkOrigin(report.forkedFrom))}`] : [];
-  if (isLive(report)) return [formatState(report.workflowId, report), temporal, ...fork].join('\n');
+  const waiting = (report.rateLimited ?? []).map(
+    (w, i) => `${i === 0 ? 'waiting     ' : '            '}${one(formatRateLimitWait(w))}`,
+  );
+  if (isLive(report)) return [formatState(report.workflowId, report), ...waiting, temporal, ...fork].join('\n');
   return [
     `run         ${one(report.workflowId)}`,
     `status      ${one(report.status)}`,
@@ -192,6 +196,7 @@ export function formatStatusReport(report: RunStatusReport): string {
     ...(report.reason ? [`reason      ${firstLine(report.reason, 300)}`] : []),
     ...(report.closeTime ? [`closed      ${report.closeTime}`] : []),
     ...(report.server ? serverRecordLines(report.server) : []),
+    ...waiting,
     ...(report.note ? [`note        ${one(report.note)}`] : []),
     ...fork,
   ].join('\n');

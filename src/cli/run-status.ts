@@ -1,3 +1,4 @@
+import { rateLimitWaits, type RateLimitWait } from './rate-limit-status';
 import type { Client, WorkflowExecutionDescription, WorkflowExecutionInfo } from '@temporalio/client';
 import { RunEndedError, getRun, queryState, runResult } from '../client';
 import type { ForkOrigin } from '../shared/fork';
@@ -119,6 +120,8 @@ export interface RunStatusReport {
   result?: AgentRunResult;
   /** A fork: the run and turn it was forked from (its memo `forkedFrom`; docs/checkpoints.md). */
   forkedFrom?: ForkOrigin | { workflowId: string };
+  /** Model calls waiting for their provider key's rate budget now (docs/models.md, "Rate limits"). */
+  rateLimited?: RateLimitWait[];
 }
 
 /** An open run answered by its `state` query: every field of `AgentRunState` is there too, at the top. */
@@ -162,6 +165,8 @@ export async function runStatus(client: Client, workflowId: string, options: Run
   };
   const origin = forkOriginOf(description);
   if (origin) base.forkedFrom = origin;
+  const waits = executionStatus === 'RUNNING' ? rateLimitWaits(description) : [];
+  if (waits.length) base.rateLimited = waits;
   if (executionStatus === 'RUNNING') {
     const left = STATUS_ANSWER_BUDGET_MS - (Date.now() - started);
     const patience = Math.min(STATUS_QUERY_PATIENCE_MS, Math.max(STATUS_QUERY_MIN_PATIENCE_MS, left));
