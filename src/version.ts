@@ -3,4 +3,4 @@
  * in rather than read from package.json at run time, so it is the same in the repository, the
  * packed package and any bundle.
  */
-export const PACKAGE_VERSION = '0.3.1';
+export const PACKAGE_VERSION = '0.4.0';
