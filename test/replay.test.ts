@@ -41,6 +41,8 @@ import { RoutedModel } from './subagents/routed-model';
  *
  * 0.3.1 (docs/upgrading.md, "0.3.1") replays every 0.3.0 recording; the corpus was recorded again as
  * `*-v0.3.1.json`, with a budgeted subagent tree (`subagents-budget-*`) whose calls reserve their cost.
+ * 0.4.0 (docs/upgrading.md, "0.4.0") replays every 0.3.x recording; the corpus was recorded again as
+ * `*-v0.4.0.json` (the tests' workers record with checkpoints off, as test/global-setup.ts sets them).
  */
 const HISTORIES = HISTORIES_DIR;
 
