@@ -250,6 +250,10 @@ export const RUN_INPUT_WITHOUT_FLAG: Readonly<Partial<Record<RunInputKey, string
   agents: "clients (AgentRunInput); the worker's and the workspace's agent files",
   subagent: 'the parent run, when a task call starts a subagent',
   resume: 'the workflow itself, across continue-as-new',
+  checkpointIgnore: "clients (AgentRunInput); the worker's checkpoints option",
+  restoreFrom: 'durable-agent fork (AgentRun.fork), or clients',
+  forkedFrom: 'durable-agent fork (AgentRun.fork)',
+  conversation: 'durable-agent fork (AgentRun.fork): the origin run up to the fork turn',
 };
 
 /** The run input the given flags set (everything but the prompt and the defaults `run` fills in). */
