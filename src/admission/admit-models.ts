@@ -7,7 +7,7 @@ import type { Admission } from './admission';
 import { rawTokenEstimate, TokenCalibration } from './estimate';
 import type { Demand } from './key-budget';
 
-/** Priority of a call whose run names none (DESIGN §15: 1 first, 5 last). */
+/** Priority of a call whose run names none (docs/models.md: 1 first, 5 last). */
 export const DEFAULT_PRIORITY = 3;
 /**
  * A wait up to this long is spent inside the attempt (holding its slot, heartbeating); a longer one

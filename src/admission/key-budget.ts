@@ -9,7 +9,7 @@ export type Demand = Partial<Record<Dimension, number>>;
 export interface CallAsk {
   /** Stable across the call's attempts (workflow, run and activity id): a retry finds its place in the queue. */
   id: string;
-  /** 1 (first) to 5; DESIGN §15. */
+  /** 1 (first) to 5; docs/models.md. */
   priority: number;
   /** Calls of one key share the budget fairly with other keys of their priority. */
   fairnessKey: string;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MAX_HEADER_LIMIT } from './headers';
 
-/** Providers whose keys admission knows by name (DESIGN §15). */
+/** Providers whose keys admission knows by name (docs/models.md, "Rate limits"). */
 export const ADMISSION_PROVIDERS = ['anthropic', 'openai'] as const;
 export type AdmissionProvider = (typeof ADMISSION_PROVIDERS)[number];
 

@@ -152,7 +152,7 @@ export const RUN_FLAGS = [
     name: 'session',
     type: 'boolean',
     help: `after an answer, wait for more messages (send, end); priority ${SESSION_PRIORITY} unless --priority says otherwise`,
-    // Interactive sessions go before detached batch runs when the rate budget is short (DESIGN §15);
+    // Interactive sessions go before detached batch runs when the rate budget is short (docs/models.md, "Rate limits");
     // --priority, later in this table, overrides it.
     sets: ['session', 'priority'],
     toInput: () => ({ session: true, priority: SESSION_PRIORITY }),

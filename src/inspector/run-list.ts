@@ -110,7 +110,7 @@ export async function listRunPage(client: Client, request: RunListRequest): Prom
   return { query, runs, nextPageToken: token && token.length ? Buffer.from(token).toString('base64url') : null };
 }
 
-/** The memo `forkedFrom` as DESIGN.md §13 fixes it, or null when absent or malformed. */
+/** The memo `forkedFrom` as docs/checkpoints.md describes it, or null when absent or malformed. */
 export function forkOrigin(value: unknown): RunListRow['forkedFrom'] {
   if (value === null || typeof value !== 'object') return null;
   const v = value as Record<string, unknown>;

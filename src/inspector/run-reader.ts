@@ -238,7 +238,7 @@ class ExecutionReader {
       bytes: typeof ref['bytes'] === 'number' ? ref['bytes'] : 0,
       startedAtMs: typeof ref['startedAtMs'] === 'number' ? ref['startedAtMs'] : 0,
     };
-    // Among a turn's refs, the latest-started one saw every tool's writes (DESIGN.md §13).
+    // Among a turn's refs, the latest-started one saw every tool's writes (docs/checkpoints.md).
     const list = this.out.checkpoints as (TurnCheckpoint & { startedAtMs: number })[];
     const index = list.findIndex((c) => c.turn === entry.turn);
     if (index < 0) list.push(entry);

@@ -22,7 +22,7 @@ export interface CallTiming {
   failure?: string;
 }
 
-/** A checkpoint ref as the tool activities return it (DESIGN.md §13): the turn's workspace after its tools. */
+/** A checkpoint ref as the tool activities return it (docs/checkpoints.md): the turn's workspace after its tools. */
 export interface TurnCheckpoint {
   turn: number;
   id: string;

@@ -35,7 +35,7 @@ export interface CallModelInput {
   /** The run's place when its provider key's rate budget is short (src/admission/); absent: priority 3, the run's own share. */
   admission?: AdmissionTags;
 }
-/** A run's `priority` and `fairnessKey` (DESIGN §15) as its model calls carry them to the worker's admission. */
+/** A run's `priority` and `fairnessKey` (docs/models.md, "Rate limits") as its model calls carry them to the worker's admission. */
 export interface AdmissionTags {
   priority?: number;
   fairnessKey?: string;

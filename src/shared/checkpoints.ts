@@ -1,5 +1,5 @@
 /**
- * Workspace checkpoint references as a run's history carries them (DESIGN.md §13). Shared by the worker, which
+ * Workspace checkpoint references as a run's history carries them (docs/checkpoints.md). Shared by the worker, which
  * records checkpoints, the workflow, which keeps the per-turn winners, and the CLI (fork, rewind, diff, gc),
  * which reads them from history. Never file contents: an id and a small summary.
  */

@@ -10,7 +10,7 @@ import { TEMPORAL_PAYLOAD_LIMIT_BYTES } from './constants';
  * rest of the input, and the worker restores only into an empty or missing workspace.
  */
 
-/** Memo key of a fork's origin: `{ workflowId, runId, turn }` (DESIGN.md §13). */
+/** Memo key of a fork's origin: `{ workflowId, runId, turn }` (docs/checkpoints.md). */
 export const FORKED_FROM_MEMO = 'forkedFrom';
 
 /**

@@ -16,7 +16,7 @@ export type RunEvent =
       text: string;
     }
   | { seq: number; kind: 'model_call_failed'; iteration: number; error: string }
-  /** The call waited this long for its provider key's rate budget before it went out (DESIGN §15). */
+  /** The call waited this long for its provider key's rate budget before it went out (docs/models.md, "Rate limits"). */
   | { seq: number; kind: 'rate_limited'; provider: string; waitMs: number }
   /** The model's thinking in one answer, then its text (in turn order: reasoning, text, then the tool calls). Cut to EVENT_TEXT_CHARS. */
   | { seq: number; kind: 'reasoning'; iteration: number; text: string; truncated?: boolean }
@@ -67,7 +67,7 @@ export type RunEvent =
       costUsd: number | null;
     }
   | { seq: number; kind: 'run_finished'; exitReason: ExitReason; finalText: string; truncated?: boolean }
-  /** A turn's workspace checkpoint (DESIGN.md §13); `id` is '' while the store could not take it (pending). */
+  /** A turn's workspace checkpoint (docs/checkpoints.md); `id` is '' while the store could not take it (pending). */
   | { seq: number; kind: 'checkpoint'; turn: number; filesChanged: number; bytes: number; id: string; pending?: true }
   /** A worker found the run's workspace different from its last checkpoint, and kept it (docs/checkpoints.md#failover). */
   | { seq: number; kind: 'workspace_diverged'; paths: string[]; count: number };

@@ -266,7 +266,7 @@ function buildRunInputSchema() {
 /** The run input's schema (built on first use: src/shared/built-once.ts). */
 export const agentRunInputSchema = onFirstUse('run-input', buildRunInputSchema);
 
-/** Priorities a run may have (DESIGN §15): 1 goes first; Temporal's default range. */
+/** Priorities a run may have (docs/models.md, "Rate limits"): 1 goes first; Temporal's default range. */
 export const PRIORITY_RANGE = { min: 1, max: 5, default: 3 } as const;
 /** Temporal limits fairness keys to 64 bytes. */
 export const MAX_FAIRNESS_KEY_BYTES = 64;

@@ -64,7 +64,7 @@ export class ModelCalls {
     private readonly route: Route,
     timeouts: RunTimeouts | undefined,
     /**
-     * The run's priority and fairness key (DESIGN §15): they travel with each call to the worker's
+     * The run's priority and fairness key (docs/models.md, "Rate limits"): they travel with each call to the worker's
      * admission, and as the calls' Temporal priority (which orders backlogged tasks where the server does).
      */
     priority?: Priority,
